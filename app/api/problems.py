@@ -1,0 +1,91 @@
+"""Every error leaves as RFC 9457 application/problem+json, with a detail naming the cause."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, OperationalError
+from starlette.exceptions import HTTPException
+
+from app.errors import ProblemError
+
+PROBLEM_JSON = "application/problem+json"
+log = logging.getLogger(__name__)
+
+
+def problem_response(
+    status: int, title: str, detail: str, *, instance: str | None = None, **extra: Any
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+    }
+    if instance:
+        body["instance"] = instance
+    body.update({key: value for key, value in extra.items() if value})
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(part) for part in loc]
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        parts = parts[1:] or parts
+    return ".".join(parts)
+
+
+def describe_validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    fields = []
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            position = error.get("ctx", {}).get("error", "")
+            return f"Malformed JSON body: {position}".rstrip(": "), []
+        fields.append({"field": _field_name(tuple(error["loc"])), "message": error["msg"]})
+    detail = "; ".join(f"{item['field']}: {item['message']}" for item in fields[:5])
+    return detail or "Invalid request", fields
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(ProblemError)
+    async def _problem(request: Request, exc: ProblemError) -> JSONResponse:
+        return problem_response(
+            exc.status, exc.title, exc.detail, instance=request.url.path, errors=exc.errors
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        detail, fields = describe_validation_errors(list(exc.errors()))
+        return problem_response(
+            422, "Invalid input", detail, instance=request.url.path, errors=fields
+        )
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "Error")
+        detail = exc.detail if isinstance(exc.detail, str) else title
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = f"No route {request.method} {request.url.path}."
+        return problem_response(exc.status_code, title, detail, instance=request.url.path)
+
+    @app.exception_handler(OperationalError)
+    async def _database_down(request: Request, exc: DBAPIError) -> JSONResponse:
+        log.warning("database unavailable: %s", type(exc.orig).__name__)
+        return problem_response(
+            503,
+            "Service unavailable",
+            "The database is unreachable; try again shortly.",
+            instance=request.url.path,
+        )
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return problem_response(
+            500, "Internal server error", "An unexpected error occurred.", instance=request.url.path
+        )

@@ -1,0 +1,167 @@
+"""Records API: read, search, relate; curators upsert and import."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query, Request, Response
+
+from app.api.deps import CuratorDep, StoreDep
+from app.errors import InvalidInput
+from app.records.importer import decode, import_text
+from app.records.models import RecordRow
+from app.records.schema import (
+    RECORD_ID_PATTERN,
+    ImportIssue,
+    ImportSummaryOut,
+    RecordEnvelope,
+    RecordPage,
+    RecordSummary,
+    RelatedRecord,
+    RelatedRecords,
+)
+from app.records.store import MAX_PAGE_SIZE, Outcome, RecordFilters
+from app.records.validation import RecordInvalid, validate_record
+
+router = APIRouter(prefix="/api/errors", tags=["records"])
+import_router = APIRouter(prefix="/api", tags=["records"])
+
+RecordId = Annotated[str, Path(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])]
+
+
+def envelope(row: RecordRow) -> RecordEnvelope:
+    return RecordEnvelope(record=row.document, datasetVersion=row.dataset_version)
+
+
+def summary(row: RecordRow) -> RecordSummary:
+    return RecordSummary(
+        id=row.id,
+        slug=row.slug,
+        errorMessage=row.error_message,
+        errorClass=row.error_class,
+        repo=row.repo,
+        severity=row.severity,
+        tags=[tag.tag for tag in row.tags],
+        retired=row.retired,
+    )
+
+
+@router.get("", response_model=RecordPage, summary="Search and list records")
+def list_records(
+    store: StoreDep,
+    q: Annotated[
+        str | None, Query(max_length=500, description="Words in message, documentation, solutions.")
+    ] = None,
+    repo: Annotated[str | None, Query(max_length=200)] = None,
+    error_class: Annotated[str | None, Query(alias="errorClass", max_length=200)] = None,
+    tag: Annotated[str | None, Query(max_length=200)] = None,
+    severity: Annotated[str | None, Query(max_length=50)] = None,
+    include_retired: Annotated[bool, Query(alias="includeRetired")] = False,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> RecordPage:
+    filters = RecordFilters(
+        q=q,
+        repo=repo,
+        error_class=error_class,
+        tag=tag,
+        severity=severity,
+        include_retired=include_retired,
+    )
+    page = store.search(filters, limit=limit, cursor=cursor)
+    return RecordPage(
+        items=[summary(row) for row in page.rows], total=page.total, nextCursor=page.next_cursor
+    )
+
+
+@router.get("/by-slug/{slug}", response_model=RecordEnvelope, summary="A record by its slug")
+def get_by_slug(store: StoreDep, slug: Annotated[str, Path(max_length=200)]) -> RecordEnvelope:
+    return envelope(store.get_by_slug(slug))
+
+
+@router.get(
+    "/{record_id}", response_model=RecordEnvelope, summary="A record, as the dataset ships it"
+)
+def get_record(store: StoreDep, record_id: RecordId) -> RecordEnvelope:
+    return envelope(store.get(record_id))
+
+
+@router.get("/{record_id}/related", response_model=RelatedRecords, summary="Related records")
+def get_related(store: StoreDep, record_id: RecordId) -> RelatedRecords:
+    related, unresolved = store.related(record_id)
+    return RelatedRecords(
+        items=[
+            RelatedRecord(
+                id=item.row.id,
+                slug=item.row.slug,
+                errorMessage=item.row.error_message,
+                reasons=item.reasons,
+            )
+            for item in related
+        ],
+        unresolved=unresolved,
+    )
+
+
+@router.put(
+    "/{record_id}",
+    response_model=RecordEnvelope,
+    dependencies=[CuratorDep],
+    summary="Create or replace a record (curators)",
+    responses={201: {"description": "Created", "model": RecordEnvelope}},
+)
+def put_record(
+    store: StoreDep,
+    response: Response,
+    record_id: RecordId,
+    body: Annotated[
+        RecordEnvelope,
+        Body(description="The envelope as GET returns it; set record.retired to retire a record."),
+    ],
+) -> RecordEnvelope:
+    record: dict[str, Any] = {"id": record_id, **body.record}
+    if record["id"] != record_id:
+        raise InvalidInput(
+            f"record.id {record['id']!r} does not match the path id {record_id!r}.",
+            errors=[{"field": "record.id", "message": "must match the path"}],
+        )
+    try:
+        valid = validate_record(record)
+    except RecordInvalid as exc:
+        raise InvalidInput(
+            f"record.{exc.field}: {exc.message}" if exc.field else exc.message,
+            errors=[{"field": f"record.{exc.field}", "message": exc.message}],
+        ) from None
+    if store.upsert(valid, body.datasetVersion, keep_newer=False) is Outcome.ADDED:
+        response.status_code = 201
+    return envelope(store.get(record_id))
+
+
+@import_router.post(
+    "/import",
+    response_model=ImportSummaryOut,
+    dependencies=[CuratorDep],
+    summary="Import a document in any supported format (curators)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "An envelope, a bare record, a JSON array of either, JSON Lines, "
+            "or a rendered text page. One transaction: a bad document writes nothing.",
+            "content": {
+                "application/json": {"schema": {"type": "object"}},
+                "application/x-ndjson": {"schema": {"type": "string"}},
+                "text/plain": {"schema": {"type": "string"}},
+            },
+        }
+    },
+)
+async def import_document(store: StoreDep, request: Request) -> ImportSummaryOut:
+    text = decode(await request.body(), "request body")
+    result = import_text(store, text, "request body")
+    return ImportSummaryOut(
+        added=result.added,
+        updated=result.updated,
+        unchanged=result.unchanged,
+        failed=result.failed,
+        errors=[ImportIssue(**vars(issue)) for issue in result.issues],
+    )

@@ -1,0 +1,121 @@
+"""The ``errata`` command: a thin shell over the same functions the service uses."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+from rich.console import Console
+from rich.progress import Progress
+
+from app.config import Settings, load_settings
+from app.db import make_engine, make_session_factory
+from app.errors import NotFound
+from app.migrate import upgrade
+from app.records.importer import ImportSummary, expand_paths, import_paths
+from app.records.seeding import prepare_database
+from app.records.store import RecordStore
+
+cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
+db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+cli.add_typer(db_cli, name="db")
+err = Console(stderr=True)
+
+
+def _database(settings: Settings):  # type: ignore[no-untyped-def]
+    engine = make_engine(settings.resolved_database_url)
+    return engine, make_session_factory(engine)
+
+
+@cli.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+) -> None:
+    """Migrate, load the seed records into an empty database, then serve."""
+    settings = load_settings()
+    engine, factory = _database(settings)
+    seeded = prepare_database(settings, engine, factory)
+    engine.dispose()
+    if seeded:
+        err.print(f"loaded {seeded.added} seed records")
+    os.environ["ERRATA_PREPARE_DATABASE"] = "false"  # done once here, not in every worker
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        http="httptools",
+        loop="uvloop",
+    )
+
+
+@cli.command("import")
+def import_command(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders of records.", exists=True)],
+) -> None:
+    """Import records (JSON envelope, bare record, arrays, JSON Lines, text pages); upsert by id."""
+    settings = load_settings()
+    engine, factory = _database(settings)
+    upgrade(settings, engine)
+    files = expand_paths(paths)
+    with Progress(console=err, transient=True, disable=len(files) < 2) as progress:
+        task = progress.add_task("importing", total=len(files))
+
+        def advance(path: Path, result: ImportSummary) -> None:
+            for issue in result.issues:
+                err.print(f"[red]failed[/red] {issue}", highlight=False)
+            progress.advance(task)
+
+        summary = import_paths(factory, files, on_file=advance)
+    typer.echo(
+        f"added {summary.added}, updated {summary.updated}, "
+        f"unchanged {summary.unchanged}, failed {summary.failed}"
+    )
+    engine.dispose()
+    if summary.failed:
+        raise typer.Exit(code=1)
+
+
+@cli.command()
+def show(record_id: Annotated[str, typer.Argument(help="A record id.")]) -> None:
+    """Print one record as the API serves it."""
+    settings = load_settings()
+    engine, factory = _database(settings)
+    with factory() as session:
+        try:
+            row = RecordStore(session).get(record_id)
+        except NotFound as exc:
+            err.print(exc.detail)
+            raise typer.Exit(code=1) from None
+        typer.echo(
+            json.dumps({"record": row.document, "datasetVersion": row.dataset_version}, indent=2)
+        )
+    engine.dispose()
+
+
+@db_cli.command("upgrade")
+def db_upgrade(
+    seed: Annotated[
+        bool, typer.Option(help="Also load the seed records into an empty store.")
+    ] = False,
+) -> None:
+    """Apply every pending migration."""
+    settings = load_settings()
+    engine, factory = _database(settings)
+    if seed:
+        prepare_database(settings, engine, factory)
+    else:
+        upgrade(settings, engine)
+    engine.dispose()
+    typer.echo("database is at the newest revision")
+
+
+def main() -> None:
+    cli()

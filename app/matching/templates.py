@@ -1,0 +1,272 @@
+"""Message templates to RE2 patterns, and safe compilation of untrusted patterns.
+
+JAX builds its error messages with f-strings, so a record's message template is the
+f-string text (``"Got {bytes=} but warpgroup size is {WARPGROUP_SIZE}"``). Each
+placeholder becomes a named group whose name and sub-pattern say what kind of value it
+holds (a shape, a dtype, a number, a memref type, free text), so the values layer can
+type the captures without knowing the template.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+# Sub-patterns per value kind. Shapes render as a list (MLIR, ``[3, 5]``) or a tuple
+# (JAX, ``(3,)``); dtypes as MLIR text (``i4``, ``f8E4M3FN``, ``complex<f32>``) or numpy
+# names (``int4``); memref types nest angle brackets, so they end lazily at the next literal.
+SHAPE = r"[\[(][-\d,\s]*[\])]"
+DTYPE = r"[A-Za-z]\w*(?:<[\w,\s]*>)?"
+NUMBER = r"\d+"
+MEMREF = r"[a-z]\w*<.+?>"
+TEXT = r".*?"
+
+# Words that make a placeholder name numeric (``minor_dim_bits``, ``swizzle_elems``, ``zeroth_bw``).
+_NUMERIC_WORDS = frozenset(
+    {"bits", "bytes", "bw", "bitwidth", "size", "swizzle", "elems", "elements", "count"}
+    | {"num", "stride", "length", "offset", "packing", "steps", "n", "m", "k", "v"}
+)
+# Calls that only change how a value prints, not what it is (``tuple(slice_shape)``).
+_TRANSPARENT_CALLS = ("tuple", "list", "str", "repr")
+_REFERENCE = re.compile(r"(?P<path>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:\[\s*(?P<index>-?\d+)\s*\])?")
+_ARITHMETIC = re.compile(r"[-+*/%]|\b(?:len|sum|prod|int)\s*\(")
+_NOISE_WORDS = frozenset({"self", "math", "np", "jnp", "utils", "fa", "mgpu"})
+_SPECIAL = frozenset("\\.^$|?*+()[]{}")
+MAX_GROUP_NAME = 40
+
+
+class PatternError(ValueError):
+    """A message pattern that cannot be used safely; the text says why."""
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """One ``{...}`` field of a template, with the group it turns into."""
+
+    expression: str
+    name: str
+    kind: str  # "shape" | "dtype" | "number" | "memref" | "text"
+    self_documenting: bool  # ``{bytes=}`` renders as ``bytes=96``
+
+
+_SUBPATTERNS = {"shape": SHAPE, "dtype": DTYPE, "number": NUMBER, "memref": MEMREF, "text": TEXT}
+
+
+def derive_pattern(template: str) -> str:
+    """Return an RE2 pattern matching messages rendered from ``template``.
+
+    Literal text is escaped, except that a run of two or more spaces matches any run of
+    spaces (dashboards collapse JAX's double spaces). A lazy group at the very end is made
+    greedy so it captures the rest of the line instead of a single character.
+    """
+    pieces = split_template(template)
+    parts: list[str] = []
+    used: dict[str, int] = {}
+    for position, piece in enumerate(pieces):
+        if isinstance(piece, str):
+            parts.append(_escape_literal(piece))
+            continue
+        if piece.self_documenting:
+            parts.append(_escape_literal(piece.expression))
+        name = _unique(piece.name, used)
+        body = _SUBPATTERNS[piece.kind]
+        if position == len(pieces) - 1 and body.endswith("?"):
+            body = body.replace("+?", "+").replace("*?", "*")
+        parts.append(f"(?P<{name}>{body})")
+    return "".join(parts)
+
+
+def split_template(template: str) -> list[str | Placeholder]:
+    """Split an f-string template into literal text and placeholders.
+
+    ``{{``/``}}`` are literal braces; an unclosed ``{`` is kept as text, since templates
+    come from user submissions as well as from JAX's source.
+    """
+    pieces: list[str | Placeholder] = []
+    literal: list[str] = []
+    i = 0
+    while i < len(template):
+        char = template[i]
+        if char in "{}" and template[i + 1 : i + 2] == char:
+            literal.append(char)
+            i += 2
+            continue
+        end = _field_end(template, i) if char == "{" else -1
+        if end < 0:
+            literal.append(char)
+            i += 1
+            continue
+        if literal:
+            pieces.append("".join(literal))
+            literal = []
+        pieces.append(_placeholder(template[i + 1 : end]))
+        i = end + 1
+    if literal:
+        pieces.append("".join(literal))
+    return pieces
+
+
+def _field_end(template: str, start: int) -> int:
+    """Index of the ``}`` closing the field opened at ``start``, or -1."""
+    depth = 0
+    quote = ""
+    for i in range(start + 1, len(template)):
+        char = template[i]
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif char == "}":
+            if depth == 0:
+                return i
+            depth -= 1
+    return -1
+
+
+def _placeholder(field: str) -> Placeholder:
+    expression = _strip_format(field)
+    self_documenting = bool(re.search(r"(?<![=!<>])=\s*$", expression))
+    if self_documenting:
+        # ``{bytes=}`` prints its own source text, spaces included, then the value.
+        source = expression
+        expression = re.sub(r"=\s*$", "", expression)
+        name, kind = _classify(expression.strip())
+        return Placeholder(source, name, kind, True)
+    name, kind = _classify(expression.strip())
+    return Placeholder(expression, name, kind, False)
+
+
+def _strip_format(field: str) -> str:
+    """Drop a top-level ``!r`` conversion and ``:spec`` format from a field."""
+    depth = 0
+    quote = ""
+    for i, char in enumerate(field):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and (char == ":" or (char == "!" and field[i + 1 : i + 2] != "=")):
+            return field[:i]
+    return field
+
+
+def _classify(expression: str) -> tuple[str, str]:
+    """Name and value kind for a placeholder expression."""
+    for call in _TRANSPARENT_CALLS:
+        if expression.startswith(call + "(") and expression.endswith(")"):
+            expression = expression[len(call) + 1 : -1].strip()
+            break
+    reference = _REFERENCE.fullmatch(expression)
+    if reference is None:
+        kind = "number" if _ARITHMETIC.search(expression) else "text"
+        return _sanitize(expression), kind
+    last = reference["path"].rsplit(".", 1)[-1]
+    index = reference["index"]
+    if index is not None:
+        suffix = "last" if index == "-1" else index.lstrip("-")
+        return _sanitize(f"{last}_{suffix}"), "number"
+    lowered = last.lower()
+    if lowered in ("element_type", "dtype") or lowered.endswith("_dtype"):
+        return "dtype", "dtype"
+    if lowered == "shape" or lowered.endswith("_shape"):
+        return "shape", "shape"
+    if lowered.endswith(("_ty", "_type")) or lowered == "memref":
+        return "memref", "memref"
+    if last.isupper() or _NUMERIC_WORDS.intersection(lowered.split("_")):
+        return _sanitize(last), "number"
+    return _sanitize(last), "text"
+
+
+def _sanitize(expression: str) -> str:
+    """A group name from an arbitrary expression: ``(swizzle * 8) // bw`` → ``swizzle_8_bw``."""
+    words = [w for w in re.findall(r"[A-Za-z_]\w*|\d+", expression) if w not in _NOISE_WORDS]
+    name = "_".join(w.strip("_") for w in words if w.strip("_")).lower() or "value"
+    if name[0].isdigit():
+        name = "expr_" + name
+    return name[:MAX_GROUP_NAME].rstrip("_")
+
+
+def _unique(name: str, used: dict[str, int]) -> str:
+    """RE2 and ``re`` need distinct group names: the second ``swizzle`` becomes ``swizzle_2``."""
+    used[name] = used.get(name, 0) + 1
+    return name if used[name] == 1 else f"{name}_{used[name]}"
+
+
+def _escape_literal(text: str) -> str:
+    escaped = "".join("\\" + c if c in _SPECIAL else c for c in text)
+    escaped = escaped.replace("\t", r"\t").replace("\n", r"\n").replace("\r", r"\r")
+    return re.sub(r" {2,}", " +", escaped)
+
+
+# --- compiling untrusted patterns ------------------------------------------------------
+
+MAX_PATTERN_CHARS = 4096
+# Per-pattern RE2 memory budget. Generous for a message pattern (a catalog pattern needs
+# a few KiB) yet small enough that 100,000 of them cannot exhaust the service.
+MAX_MEM_BYTES = 1 << 20
+
+_NAMED_GROUP = re.compile(r"(?<!\\)(?:\\\\)*\(\?P?<(\w+)>")
+_REASONS = (
+    ("(?=", "lookahead assertions are not supported"),
+    ("(?!", "negative lookahead assertions are not supported"),
+    ("(?<=", "lookbehind assertions are not supported"),
+    ("(?<!", "negative lookbehind assertions are not supported"),
+    ("invalid escape sequence: \\Z", r"'\Z' is not supported; use '\z' for end of text"),
+    ("pattern too large", "pattern is too big (exceeds the memory budget)"),
+    ("invalid repetition size", "repetition count is too large (limit 1000)"),
+    ("bad repetition operator", "repetition operator applied to nothing or nested"),
+)
+
+
+def compile_pattern(pattern: str) -> Any:
+    """Compile an untrusted pattern with RE2, or raise ``PatternError`` saying why not.
+
+    RE2 runs in linear time, so no pattern can hang a request; what remains to reject is
+    syntax RE2 lacks (lookarounds, backreferences), patterns over the memory budget,
+    duplicate group names (captures would be ambiguous) and patterns that match empty
+    text (they would match every paste).
+    """
+    if not pattern:
+        raise PatternError("pattern is empty")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternError(f"pattern is too long ({len(pattern)} > {MAX_PATTERN_CHARS} chars)")
+    names = _NAMED_GROUP.findall(pattern)
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise PatternError(f"duplicate group names: {', '.join(duplicates)}")
+    options = re2.Options()
+    options.max_mem = MAX_MEM_BYTES
+    options.log_errors = False
+    try:
+        compiled = re2.compile(pattern, options)
+    except re2.error as exc:
+        raise PatternError(_reason(exc)) from None
+    if compiled.search("") is not None:
+        raise PatternError("pattern matches empty text, so it would match every paste")
+    return compiled
+
+
+def _reason(exc: Exception) -> str:
+    detail = exc.args[0] if exc.args else ""
+    if isinstance(detail, bytes):
+        detail = detail.decode("utf-8", "replace")
+    detail = str(detail)
+    if re.search(r"invalid escape sequence: \\[1-9]", detail):
+        return "backreferences are not supported"
+    for needle, reason in _REASONS:
+        if needle in detail:
+            return reason
+    return f"RE2 cannot compile it: {detail}"

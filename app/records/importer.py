@@ -1,0 +1,219 @@
+"""Read record documents in every format the dataset ships, and load them into the store.
+
+Formats: the JSON envelope ``{"record": {...}, "datasetVersion": ...}``, a bare record, a JSON
+array of either, JSON Lines, and the rendered text page. A file is one unit: if any record in
+it is bad, nothing from it is written and the error names the file, the place and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db import transaction
+from app.errors import InvalidInput
+from app.records.pages import PageParseError, parse_page
+from app.records.store import Outcome, RecordStore
+from app.records.validation import RecordInvalid, validate_record
+
+
+@dataclass(frozen=True)
+class ImportIssue:
+    source: str
+    location: str | None
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = ", ".join(part for part in (self.source, self.location) if part)
+        what = f"{self.field}: {self.message}" if self.field else self.message
+        return f"{where}: {what}"
+
+
+class ImportFailed(InvalidInput):
+    """A document that cannot be imported; the caller's transaction must roll back."""
+
+    def __init__(self, issue: ImportIssue) -> None:
+        super().__init__(
+            str(issue),
+            errors=[
+                {
+                    "source": issue.source,
+                    "location": issue.location,
+                    "field": issue.field,
+                    "message": issue.message,
+                }
+            ],
+        )
+        self.issue = issue
+
+
+@dataclass
+class ImportSummary:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    issues: list[ImportIssue] = field(default_factory=list)
+
+    def count(self, outcome: Outcome) -> None:
+        setattr(self, outcome.value, getattr(self, outcome.value) + 1)
+
+    def merge(self, other: ImportSummary) -> None:
+        for outcome in Outcome:
+            setattr(
+                self, outcome.value, getattr(self, outcome.value) + getattr(other, outcome.value)
+            )
+        self.failed += other.failed
+        self.issues.extend(other.issues)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One raw record read from a document, with where it was found."""
+
+    record: object
+    dataset_version: str | None
+    location: str
+
+
+def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
+    """Validate and upsert every record of one document; ImportFailed on the first bad one."""
+    summary = ImportSummary()
+    for incoming in read_documents(text, source, resolve_sha=store.full_sha):
+        try:
+            record = validate_record(incoming.record)
+        except RecordInvalid as exc:
+            raise ImportFailed(
+                ImportIssue(source, incoming.location, exc.field, exc.message)
+            ) from None
+        summary.count(store.upsert(record, incoming.dataset_version))
+    return summary
+
+
+def import_paths(
+    factory: sessionmaker[Session],
+    paths: Iterable[Path],
+    *,
+    on_file: Callable[[Path, ImportSummary], None] | None = None,
+) -> ImportSummary:
+    """Import files and folders, each file in its own transaction."""
+    total = ImportSummary()
+    for path in expand_paths(paths):
+        try:
+            text = read_text(path)
+            with transaction(factory) as session:
+                result = import_text(RecordStore(session), text, str(path))
+        except ImportFailed as exc:
+            result = ImportSummary(failed=1, issues=[exc.issue])
+        total.merge(result)
+        if on_file is not None:
+            on_file(path, result)
+    return total
+
+
+def expand_paths(paths: Iterable[Path]) -> list[Path]:
+    """Files as given, folders walked; JSON documents first so pages can resolve short shas."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            )
+        else:
+            files.append(path)
+    return sorted(files, key=lambda p: (not _looks_like_json(p), str(p)))
+
+
+def _looks_like_json(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head[:1] in (b"{", b"[")
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(
+            ImportIssue(str(path), None, None, f"cannot read: {exc.strerror}")
+        ) from None
+    return decode(data, str(path))
+
+
+def decode(data: bytes, source: str) -> str:
+    if b"\x00" in data:
+        raise ImportFailed(ImportIssue(source, None, None, "binary data, not a record document"))
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(
+            ImportIssue(source, f"byte {exc.start}", None, "not UTF-8 text")
+        ) from None
+
+
+def read_documents(
+    text: str, source: str, *, resolve_sha: Callable[[str], str | None] | None = None
+) -> Iterator[Incoming]:
+    """Yield the raw records of one document, whatever its format."""
+    stripped = text.lstrip()
+    if not stripped:
+        raise ImportFailed(ImportIssue(source, None, None, "empty document"))
+    if stripped[0] not in "{[":
+        try:
+            yield Incoming(parse_page(text, resolve_sha=resolve_sha), None, "page")
+        except PageParseError as exc:
+            location = f"page line {exc.line}" if exc.line else "page"
+            raise ImportFailed(ImportIssue(source, location, exc.field, exc.reason)) from None
+        return
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            yield from _json_lines(text, source)
+            return
+        raise ImportFailed(
+            ImportIssue(
+                source, f"line {exc.lineno} column {exc.colno}", None, f"invalid JSON: {exc.msg}"
+            )
+        ) from None
+    if isinstance(document, list):
+        for index, item in enumerate(document, start=1):
+            yield _unwrap(item, source, f"record {index}")
+    else:
+        yield _unwrap(document, source, "record 1")
+
+
+def _json_lines(text: str, source: str) -> Iterator[Incoming]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ImportFailed(
+                ImportIssue(
+                    source, f"line {number} column {exc.colno}", None, f"invalid JSON: {exc.msg}"
+                )
+            ) from None
+        yield _unwrap(item, source, f"line {number}")
+
+
+def _unwrap(item: Any, source: str, location: str) -> Incoming:
+    """Accept the envelope or a bare record."""
+    if isinstance(item, dict) and "record" in item and "errorMessage" not in item:
+        version = item.get("datasetVersion")
+        if version is not None and not isinstance(version, str):
+            raise ImportFailed(
+                ImportIssue(source, location, "datasetVersion", "must be a string or null")
+            )
+        return Incoming(item["record"], version, location)
+    return Incoming(item, None, location)

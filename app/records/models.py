@@ -1,0 +1,56 @@
+"""Tables of the records store.
+
+The record document is kept whole (``document``) so that a record comes back exactly as it
+was imported, unknown fields included; the other columns are copies made for filtering.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, String, Text, func
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db import Base
+
+
+class RecordRow(Base):
+    __tablename__ = "records"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slug: Mapped[str] = mapped_column(String(200), index=True)
+    repo: Mapped[str | None] = mapped_column(String(200), index=True)
+    error_class: Mapped[str | None] = mapped_column(String(200), index=True)
+    severity: Mapped[str | None] = mapped_column(String(50), index=True)
+    file_path: Mapped[str | None] = mapped_column(String(500), index=True)
+    background_tag: Mapped[str | None] = mapped_column(String(200), index=True)
+    analyzed_sha: Mapped[str | None] = mapped_column(String(64), index=True)
+    error_message: Mapped[str] = mapped_column(Text)
+    search_text: Mapped[str] = mapped_column(Text)
+    document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    dataset_version: Mapped[str | None] = mapped_column(String(64))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    retired: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    tags: Mapped[list[RecordTag]] = relationship(
+        back_populates="record", cascade="all, delete-orphan", lazy="selectin"
+    )
+
+
+class RecordTag(Base):
+    """One row per (record, tag): tag filters stay plain indexed equality on both databases."""
+
+    __tablename__ = "record_tags"
+
+    record_id: Mapped[str] = mapped_column(
+        ForeignKey("records.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag: Mapped[str] = mapped_column(String(200), primary_key=True)
+
+    record: Mapped[RecordRow] = relationship(back_populates="tags")
+
+    __table_args__ = (Index("ix_record_tags_tag", "tag"),)

@@ -1,0 +1,34 @@
+"""First start: bring the schema up to date and load the shipped records into an empty store."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.migrate import upgrade
+from app.records.importer import ImportSummary, import_paths
+from app.records.models import RecordRow
+
+log = logging.getLogger(__name__)
+
+
+class SeedError(RuntimeError):
+    pass
+
+
+def prepare_database(
+    settings: Settings, engine: Engine, factory: sessionmaker[Session]
+) -> ImportSummary | None:
+    """Migrate, then seed if no record exists yet. Returns the seed import's summary, if any."""
+    upgrade(settings, engine)
+    with factory() as session:
+        if session.scalar(select(func.count()).select_from(RecordRow)):
+            return None
+    summary = import_paths(factory, settings.seed_paths)
+    if summary.failed:
+        raise SeedError("; ".join(str(issue) for issue in summary.issues))
+    log.info("loaded seed records: %d added", summary.added)
+    return summary

@@ -1,0 +1,238 @@
+"""Reads and writes of records. Services never commit: the caller's unit of work does."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import Select, func, or_, select
+from sqlalchemy.orm import Session
+
+from app.errors import InvalidInput, NotFound
+from app.records.models import RecordRow, RecordTag
+from app.records.validation import ValidRecord
+
+MAX_PAGE_SIZE = 200
+MAX_QUERY_TERMS = 10
+
+
+class Outcome(StrEnum):
+    ADDED = "added"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class RecordFilters:
+    q: str | None = None
+    repo: str | None = None
+    error_class: str | None = None
+    tag: str | None = None
+    severity: str | None = None
+    include_retired: bool = False
+
+
+@dataclass(frozen=True)
+class Page:
+    rows: list[RecordRow]
+    total: int
+    next_cursor: str | None
+
+
+@dataclass(frozen=True)
+class Related:
+    row: RecordRow
+    reasons: list[str]
+
+
+class RecordStore:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get(self, record_id: str) -> RecordRow:
+        row = self.session.get(RecordRow, record_id)
+        if row is None:
+            raise NotFound(f"No error record with id {record_id!r}.")
+        return row
+
+    def get_by_slug(self, slug: str) -> RecordRow:
+        row = self.session.scalars(
+            select(RecordRow)
+            .where(RecordRow.slug == slug)
+            .order_by(RecordRow.retired, RecordRow.id)
+        ).first()
+        if row is None:
+            raise NotFound(f"No error record with slug {slug!r}.")
+        return row
+
+    def full_sha(self, prefix: str) -> str | None:
+        """The full commit sha another record was analysed at, if exactly one starts so."""
+        shas = self.session.scalars(
+            select(RecordRow.analyzed_sha)
+            .where(RecordRow.analyzed_sha.startswith(prefix, autoescape=True))
+            .where(func.length(RecordRow.analyzed_sha) == 40)
+            .distinct()
+            .limit(2)
+        ).all()
+        return shas[0] if len(shas) == 1 else None
+
+    def search(self, filters: RecordFilters, *, limit: int, cursor: str | None) -> Page:
+        if not 1 <= limit <= MAX_PAGE_SIZE:
+            raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}.")
+        query = self._filtered(filters)
+        total = self.session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        if cursor:
+            query = query.where(RecordRow.id > _decode_cursor(cursor))
+        rows = list(self.session.scalars(query.order_by(RecordRow.id).limit(limit + 1)))
+        next_cursor = _encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
+        return Page(rows=rows[:limit], total=total, next_cursor=next_cursor)
+
+    def _filtered(self, filters: RecordFilters) -> Select[RecordRow]:
+        query = select(RecordRow)
+        if not filters.include_retired:
+            query = query.where(RecordRow.retired.is_(False))
+        for column, value in (
+            (RecordRow.repo, filters.repo),
+            (RecordRow.error_class, filters.error_class),
+            (RecordRow.severity, filters.severity),
+        ):
+            if value is not None:
+                query = query.where(column == value)
+        if filters.tag is not None:
+            query = query.where(
+                RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag == filters.tag))
+            )
+        if filters.q:
+            terms = filters.q.lower().split()
+            if len(terms) > MAX_QUERY_TERMS:
+                raise InvalidInput(f"q may hold at most {MAX_QUERY_TERMS} words.")
+            for term in terms:
+                query = query.where(RecordRow.search_text.contains(term, autoescape=True))
+        return query
+
+    def related(self, record_id: str) -> tuple[list[Related], list[str]]:
+        """Records sharing the file, background tag or tags, then the page's listed ones."""
+        row = self.get(record_id)
+        tags = [t.tag for t in row.tags]
+        reasons: dict[str, list[str]] = {}
+        candidates: dict[str, RecordRow] = {}
+
+        def note(other: RecordRow, reason: str) -> None:
+            if other.id != row.id:
+                candidates[other.id] = other
+                reasons.setdefault(other.id, []).append(reason)
+
+        conditions = []
+        if row.file_path:
+            conditions.append(RecordRow.file_path == row.file_path)
+        if row.background_tag:
+            conditions.append(RecordRow.background_tag == row.background_tag)
+        if tags:
+            conditions.append(
+                RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag.in_(tags)))
+            )
+        if conditions:
+            for other in self.session.scalars(select(RecordRow).where(or_(*conditions))):
+                if row.file_path and other.file_path == row.file_path:
+                    note(other, "filePath")
+                if row.background_tag and other.background_tag == row.background_tag:
+                    note(other, "backgroundTag")
+                for tag in sorted(set(tags) & {t.tag for t in other.tags}):
+                    note(other, f"tag:{tag}")
+
+        unresolved: list[str] = []
+        for text in row.document.get("relatedErrors") or []:
+            listed = self._by_message_prefix(str(text))
+            if listed is None:
+                unresolved.append(text)
+            else:
+                note(listed, "listed")
+        ordered = sorted(candidates.values(), key=lambda r: (-len(reasons[r.id]), r.id))
+        return [Related(r, reasons[r.id]) for r in ordered], unresolved
+
+    def _by_message_prefix(self, text: str) -> RecordRow | None:
+        prefix = text.rstrip(". …").strip()
+        if not prefix:
+            return None
+        return self.session.scalars(
+            select(RecordRow)
+            .where(RecordRow.error_message.startswith(prefix, autoescape=True))
+            .order_by(RecordRow.retired, RecordRow.id)
+        ).first()
+
+    def upsert(
+        self, record: ValidRecord, dataset_version: str | None, *, keep_newer: bool = True
+    ) -> Outcome:
+        """Insert or replace by id.
+
+        Imports keep the newer datasetVersion (``keep_newer``); a curator's explicit write wins.
+        """
+        content_hash = _content_hash(record.document, dataset_version)
+        row = self.session.get(RecordRow, record.model.id)
+        if row is None:
+            row = RecordRow(id=record.model.id)
+            self.session.add(row)
+            outcome = Outcome.ADDED
+        elif row.content_hash == content_hash or (
+            keep_newer and _is_older(dataset_version, row.dataset_version)
+        ):
+            return Outcome.UNCHANGED
+        else:
+            outcome = Outcome.UPDATED
+        _fill(row, record, dataset_version, content_hash)
+        self.session.flush()
+        return outcome
+
+
+def _fill(
+    row: RecordRow, record: ValidRecord, dataset_version: str | None, content_hash: str
+) -> None:
+    model = record.model
+    row.slug = model.slug or ""
+    row.repo = model.repo
+    row.error_class = model.errorClass
+    row.severity = model.severity
+    row.file_path = model.filePath
+    row.background_tag = model.backgroundTag
+    row.analyzed_sha = model.analyzedSha
+    row.error_message = model.errorMessage
+    row.search_text = "\n".join(
+        [model.errorMessage, model.documentation or "", *model.solutions]
+    ).lower()
+    row.document = record.document
+    row.dataset_version = dataset_version
+    row.content_hash = content_hash
+    row.retired = model.retired
+    row.tags = [RecordTag(tag=tag) for tag in dict.fromkeys(model.tags)]
+
+
+def _content_hash(document: dict[str, Any], dataset_version: str | None) -> str:
+    canonical = json.dumps([document, dataset_version], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _is_older(incoming: str | None, stored: str | None) -> bool:
+    """ISO-8601 versions compare as strings; unversioned never displaces versioned."""
+    if stored is None:
+        return False
+    return incoming is None or incoming < stored
+
+
+def _encode_cursor(record_id: str) -> str:
+    return base64.urlsafe_b64encode(f"after:{record_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        decoded = base64.b64decode(padded, altchars=b"-_", validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        decoded = ""
+    if not decoded.startswith("after:"):
+        raise InvalidInput(f"cursor {cursor!r} is not one this service issued.")
+    return decoded.removeprefix("after:")

@@ -1,0 +1,268 @@
+"""The records API, over HTTP against a real server on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import SEED_DIR
+
+SEED_000 = json.loads((SEED_DIR / "000_3bebb9c19a64106a.txt").read_text())
+SEED_001 = json.loads((SEED_DIR / "001_08f723cb3bf58b12.txt").read_text())
+PROBLEM = "application/problem+json"
+
+
+def new_record(**fields: Any) -> dict[str, Any]:
+    record = {
+        "id": f"t{uuid.uuid4().hex[:15]}",
+        "repo": "example/repo",
+        "errorMessage": f"Widget {uuid.uuid4().hex} must be aligned to {{n}} bytes",
+        "errorClass": "ValueError",
+        "severity": "warning",
+        "tags": ["widgets"],
+    }
+    record.update(fields)
+    return record
+
+
+def snapshot(client: httpx.Client) -> list[dict[str, Any]]:
+    """Everything the store holds, retired records included, for before/after comparisons."""
+    items, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"limit": 200, "includeRetired": True}
+        if cursor:
+            params["cursor"] = cursor
+        page = client.get("/api/errors", params=params).json()
+        items += [client.get(f"/api/errors/{item['id']}").json() for item in page["items"]]
+        cursor = page["nextCursor"]
+        if not cursor:
+            return items
+
+
+def assert_problem(response: httpx.Response, status: int, *words: str) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM)
+    body = response.json()
+    assert body["status"] == status
+    for word in words:
+        assert word in body["detail"], body
+    return body
+
+
+@pytest.mark.parametrize("seed", [SEED_000, SEED_001], ids=["seed000", "seed001"])
+def test_json_seed_is_served_exactly_as_shipped(client: httpx.Client, seed: dict[str, Any]) -> None:
+    response = client.get(f"/api/errors/{seed['record']['id']}")
+    assert response.status_code == 200
+    assert response.json() == seed
+    assert list(response.json()["record"]) == list(seed["record"])
+
+
+def test_text_page_seed_comes_back_whole(client: httpx.Client) -> None:
+    record = client.get("/api/errors/19b6a360721eb407").json()["record"]
+    assert record["errorMessage"] == (
+        "Can not bitcast memory region of size {shape_bitwidth} bits "
+        "to dtype with {target_bitwidth} bits."
+    )
+    assert record["filePath"] == "jax/_src/pallas/mosaic_gpu/lowering.py"
+    assert record["lineNumber"] == 1501
+    assert len(record["solutions"]) == 3
+    lines = record["sourceCode"].split("\n")
+    raise_line = lines[record["lineNumber"] - record["sourceCodeStart"]]
+    assert raise_line.strip() == "raise ValueError("
+    assert (
+        "Can not bitcast memory region"
+        in lines[record["lineNumber"] - record["sourceCodeStart"] + 1]
+    )
+    assert record["analyzedSha"] == SEED_000["record"]["analyzedSha"]
+    assert record["githubUrl"].endswith(
+        f"lowering.py#L{record['sourceCodeStart']}-L{record['sourceCodeEnd']}"
+    )
+    assert record["messagePattern"]
+
+
+def test_list_filters_and_pages_in_a_stable_order(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    repo = f"example/{uuid.uuid4().hex[:8]}"
+    ids = sorted(
+        curator.put(f"/api/errors/{r['id']}", json={"record": r}).json()["record"]["id"]
+        for r in (new_record(repo=repo) for _ in range(5))
+    )
+    first = client.get("/api/errors", params={"repo": repo, "limit": 2}).json()
+    assert first["total"] == 5
+    seen = [item["id"] for item in first["items"]]
+    cursor = first["nextCursor"]
+    while cursor:
+        page = client.get("/api/errors", params={"repo": repo, "limit": 2, "cursor": cursor}).json()
+        seen += [item["id"] for item in page["items"]]
+        cursor = page["nextCursor"]
+    assert seen == ids
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"errorClass": "NotImplementedError"}, {"ffb598de9e3ff51b", "b6ff9cfce0e99931"}),
+        ({"tag": "gmem-copy"}, {"225d0e9c2ee22311"}),
+        ({"q": "WARPGROUP divisible"}, {"ffb598de9e3ff51b"}),
+        ({"q": "int8 storage"}, {"225d0e9c2ee22311"}),
+        ({"q": "bitcast", "repo": "jax-ml/jax"}, {"b6ff9cfce0e99931", "19b6a360721eb407"}),
+        ({"q": "no-such-word-anywhere"}, set()),
+    ],
+)
+def test_search_filters(client: httpx.Client, params: dict[str, str], expected: set[str]) -> None:
+    body = client.get("/api/errors", params={"repo": "jax-ml/jax", **params}).json()
+    assert {item["id"] for item in body["items"]} == expected
+    assert body["total"] == len(expected)
+
+
+def test_by_slug_and_related(client: httpx.Client) -> None:
+    record = client.get("/api/errors/by-slug/can-only-transfer-integer-bytes-shape-dst-ty-sha")
+    assert record.json() == SEED_000
+    related = client.get("/api/errors/b6ff9cfce0e99931/related").json()
+    by_id = {item["id"]: item["reasons"] for item in related["items"]}
+    assert "filePath" in by_id["19b6a360721eb407"]
+    assert "listed" in by_id["19b6a360721eb407"]
+    assert "Only workgroup memory is supported but got {ref}." in related["unresolved"]
+    seed_related = client.get("/api/errors/225d0e9c2ee22311/related").json()
+    assert {"filePath", "tag:alignment"} <= set(
+        {item["id"]: item["reasons"] for item in seed_related["items"]}["ffb598de9e3ff51b"]
+    )
+
+
+def test_unknown_ids_and_routes_are_named_problems(client: httpx.Client) -> None:
+    assert_problem(client.get("/api/errors/0000000000000000"), 404, "0000000000000000")
+    assert_problem(client.get("/api/errors/by-slug/nothing-here"), 404, "nothing-here")
+    assert_problem(client.get("/api/nowhere"), 404, "/api/nowhere")
+    assert_problem(client.get("/api/errors", params={"limit": 500}), 422, "limit")
+    assert_problem(client.get("/api/errors", params={"cursor": "%%%"}), 422, "cursor")
+
+
+def test_writes_need_a_valid_bearer_token(client: httpx.Client) -> None:
+    record = new_record()
+    url = f"/api/errors/{record['id']}"
+    assert_problem(client.put(url, json={"record": record}), 401, "Bearer")
+    wrong = client.put(url, json={"record": record}, headers={"Authorization": "Bearer nope"})
+    assert_problem(wrong, 403)
+    assert_problem(client.post("/api/import", content=json.dumps(record)), 401)
+    assert client.get(url).status_code == 404
+
+
+def test_put_creates_updates_and_retires(curator: httpx.Client, client: httpx.Client) -> None:
+    record = new_record(futureField={"kept": [1, 2.5, None]})
+    url = f"/api/errors/{record['id']}"
+    created = curator.put(url, json={"record": record, "datasetVersion": "2026-09-01T00:00:00Z"})
+    assert created.status_code == 201
+    served = client.get(url).json()
+    assert served["record"]["futureField"] == {"kept": [1, 2.5, None]}
+    assert served["datasetVersion"] == "2026-09-01T00:00:00Z"
+    assert served["record"]["messagePattern"]  # derived from the message template
+
+    retired = curator.put(url, json={"record": {**served["record"], "retired": True}})
+    assert retired.status_code == 200
+    assert client.get(url).json()["record"]["retired"] is True
+    listed = client.get("/api/errors", params={"repo": "example/repo", "limit": 200}).json()
+    assert record["id"] not in {item["id"] for item in listed["items"]}
+
+
+def test_put_rejects_a_mismatched_id_and_wrong_types(curator: httpx.Client) -> None:
+    record = new_record()
+    mismatch = curator.put("/api/errors/other-id", json={"record": record})
+    assert_problem(mismatch, 422, "record.id")
+    wrong = curator.put(
+        f"/api/errors/{record['id']}", json={"record": {**record, "lineNumber": "9"}}
+    )
+    assert_problem(wrong, 422, "lineNumber")
+
+
+def test_import_endpoint_accepts_every_format(curator: httpx.Client, client: httpx.Client) -> None:
+    a, b, c = new_record(), new_record(), new_record()
+    lines = "\n".join(json.dumps({"record": r, "datasetVersion": "2026-09-01"}) for r in (a, b))
+    summary = curator.post(
+        "/api/import", content=lines, headers={"Content-Type": "application/x-ndjson"}
+    )
+    assert summary.json() == {"added": 2, "updated": 0, "unchanged": 0, "failed": 0, "errors": []}
+    again = curator.post("/api/import", json=[a, {"record": b}, c]).json()
+    # a and b are stored with a datasetVersion; an unversioned copy does not displace them
+    assert (again["added"], again["updated"], again["unchanged"]) == (1, 0, 2)
+    assert client.get(f"/api/errors/{c['id']}").status_code == 200
+    page = (SEED_DIR / "004_8cdedc0b03030c8e.txt").read_text()
+    reimport = curator.post("/api/import", content=page, headers={"Content-Type": "text/plain"})
+    assert reimport.json()["unchanged"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "words"),
+    [
+        (b'{"record": {"id": "x", ', "application/json", ["line 1"]),
+        (b"\x00\x01\x02\xff binary junk", "application/octet-stream", ["binary"]),
+        (b"\xff\xfe\xfa not utf-8", "text/plain", ["UTF-8"]),
+        (
+            b'[{"id": "ok-one", "errorMessage": "fine"}, {"id": "bad"}]',
+            "application/json",
+            ["record 2", "errorMessage"],
+        ),
+        (
+            b'{"id": "hostile", "errorMessage": "m", "messagePattern": "(a+)+\\\\1"}',
+            "application/json",
+            ["messagePattern"],
+        ),
+        (
+            b'{"id": "x", "errorMessage": "m"}\n{"id": 5, "errorMessage": "m"}\n',
+            "application/x-ndjson",
+            ["line 2", "id"],
+        ),
+        (b"just some words, not a page", "text/plain", ["line"]),
+    ],
+    ids=[
+        "truncated-json",
+        "binary",
+        "not-utf8",
+        "missing-field",
+        "hostile-regex",
+        "jsonl-type",
+        "not-a-page",
+    ],
+)
+def test_bad_imports_are_named_and_write_nothing(
+    curator: httpx.Client, client: httpx.Client, body: bytes, content_type: str, words: list[str]
+) -> None:
+    before = snapshot(client)
+    response = curator.post("/api/import", content=body, headers={"Content-Type": content_type})
+    assert_problem(response, 422, *words)
+    assert snapshot(client) == before
+
+
+def test_malformed_and_oversized_bodies(curator: httpx.Client, client: httpx.Client) -> None:
+    before = snapshot(client)
+    record = new_record()
+    url = f"/api/errors/{record['id']}"
+    malformed = curator.put(
+        url, content=b'{"record": ', headers={"Content-Type": "application/json"}
+    )
+    assert_problem(malformed, 422, "JSON")
+    huge = {"record": {**record, "documentation": "x" * 10_000_000}}
+    assert_problem(curator.put(url, json=huge), 413, "limit")
+    chunks = (b"x" * 65536 for _ in range(200))  # streamed, no Content-Length
+    assert_problem(curator.post("/api/import", content=chunks), 413)
+    assert snapshot(client) == before
+
+
+def test_health_and_openapi(client: httpx.Client) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json()["status"] == "ready"
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {
+        "/api/errors",
+        "/api/errors/{record_id}",
+        "/api/errors/by-slug/{slug}",
+        "/api/errors/{record_id}/related",
+        "/api/import",
+        "/healthz",
+        "/readyz",
+    } <= set(paths)
+    assert client.get("/docs").status_code == 200

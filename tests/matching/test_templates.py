@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.matching.templates import (
+    PatternError,
+    compile_pattern,
+    derive_pattern,
+    split_template,
+)
+
+from .catalog import CATALOG, EXAMPLES, WORDED
+
+
+def test_catalog_has_all_rules() -> None:
+    assert len(CATALOG) == 25
+    assert len(WORDED) == 24  # the TilingTransform check is a bare assert
+
+
+@pytest.mark.parametrize(("rule_id", "template", "text", "captures"), EXAMPLES)
+def test_derived_pattern_matches_rendered_example(
+    rule_id: str, template: str, text: str, captures: dict[str, str]
+) -> None:
+    pattern = derive_pattern(template)
+    match = compile_pattern(pattern).search(text)
+    assert match is not None, rule_id
+    assert match.groupdict() == captures
+    assert re.search(pattern, text) is not None  # the same pattern works in Python's re
+
+
+@pytest.mark.parametrize("rule", WORDED, ids=lambda rule: rule["rule_id"])
+def test_older_templates_compile(rule: dict[str, object]) -> None:
+    for template in rule.get("older_templates", []):
+        compile_pattern(derive_pattern(str(template)))
+
+
+def test_self_documenting_field() -> None:
+    assert derive_pattern("Got {bytes=} but") == r"Got bytes=(?P<bytes>\d+) but"
+
+
+def test_constant_and_expression_names() -> None:
+    pattern = derive_pattern("{WARPGROUP_SIZE} {swizzle*8//bw} {fa.WARPGROUP_SIZE}")
+    assert re.compile(pattern).groupindex.keys() == {
+        "warpgroup_size",
+        "swizzle_8_bw",
+        "warpgroup_size_2",
+    }
+    assert r"(?P<swizzle_8_bw>\d+)" in pattern
+
+
+def test_dtype_glued_to_shape() -> None:
+    match = re.search(derive_pattern("Got shape: {ref.dtype}{ref.shape}"), "Got shape: int4(3,)")
+    assert match is not None
+    assert match.groupdict() == {"dtype": "int4", "shape": "(3,)"}
+
+
+def test_tuple_call_is_a_shape() -> None:
+    pattern = derive_pattern("got {tuple(slice_shape)}")
+    match = re.search(pattern, "got (8, 512)")
+    assert match is not None
+    assert match["shape"] == "(8, 512)"
+
+
+def test_trailing_text_group_takes_rest_of_line() -> None:
+    match = re.search(derive_pattern("got: {result}"), "got: complex<f32> here")
+    assert match is not None
+    assert match["result"] == "complex<f32> here"
+
+
+def test_empty_text_placeholder() -> None:
+    pattern = derive_pattern("No valid out swizzle{what}: minor dimension has {bits} bits")
+    match = re.search(pattern, "No valid out swizzle: minor dimension has 192 bits")
+    assert match is not None
+    assert match["what"] == ""
+
+
+def test_double_space_tolerates_collapsed_space() -> None:
+    pattern = derive_pattern("does not fit swizzle:  expected {e}, got {t}")
+    assert re.search(pattern, "does not fit swizzle: expected 64, got 32")
+    assert re.search(pattern, "does not fit swizzle:  expected 64, got 32")
+
+
+def test_literal_braces_and_regex_characters() -> None:
+    pattern = derive_pattern("a {{b}} (c) [d] *e+ ^f$ | g? \\ h. {x!r:>4}")
+    assert re.fullmatch(pattern, r"a {b} (c) [d] *e+ ^f$ | g? \ h. 'v'")
+
+
+def test_unclosed_brace_is_literal() -> None:
+    assert split_template("size {oops") == ["size {oops"]
+
+
+def test_conversion_and_format_spec_are_dropped() -> None:
+    [placeholder] = [
+        p for p in split_template("{max_concurrent_steps!r}") if not isinstance(p, str)
+    ]
+    assert placeholder.name == "max_concurrent_steps"
+    assert placeholder.kind == "number"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"(?=a)b", "lookahead"),
+        (r"(?<=a)b", "lookbehind"),
+        (r"(a)\1", "backreference"),
+        (r"a\Z", r"\z"),
+        (r"\pL{1000}", "too big"),
+        (r"(\w{1000}){1000}", "repetition"),
+        (r".*", "empty text"),
+        (r"(?P<a>x)(?P<a>y)", "duplicate group names: a"),
+        ("", "empty"),
+        ("a" * 5000, "too long"),
+    ],
+)
+def test_compile_pattern_rejects(pattern: str, reason: str) -> None:
+    with pytest.raises(PatternError, match=re.escape(reason)):
+        compile_pattern(pattern)
+
+
+def test_pattern_error_is_a_value_error() -> None:
+    assert issubclass(PatternError, ValueError)

@@ -1,0 +1,153 @@
+"""The importer on each database: formats, idempotence, versions, and all-or-nothing files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.records.importer import ImportFailed, import_paths, import_text
+from app.records.models import RecordRow
+from app.records.store import RecordStore
+from tests.conftest import SEED_DIR
+
+Factory = sessionmaker[Session]
+
+
+def record(**fields: Any) -> dict[str, Any]:
+    base = {"id": f"r{uuid.uuid4().hex[:12]}", "errorMessage": "Got {bytes=} of {WARPGROUP_SIZE}"}
+    return {**base, **fields}
+
+
+def stored(factory: Factory, record_id: str) -> RecordRow | None:
+    with factory() as session:
+        return session.get(RecordRow, record_id)
+
+
+def run(factory: Factory, text: str, source: str = "doc") -> dict[str, int]:
+    with factory() as session:
+        summary = import_text(RecordStore(session), text, source)
+        session.commit()
+    return {"added": summary.added, "updated": summary.updated, "unchanged": summary.unchanged}
+
+
+def test_every_format_is_read(session_factory: Factory) -> None:
+    envelope, bare, in_array, in_lines = record(), record(), record(), record()
+    run(session_factory, json.dumps({"record": envelope, "datasetVersion": "2026-01-01"}))
+    run(session_factory, json.dumps(bare))
+    run(session_factory, json.dumps([{"record": in_array}]))
+    assert (
+        run(session_factory, json.dumps(in_lines) + "\n\n" + json.dumps(record()) + "\n")["added"]
+        == 2
+    )
+    for item in (envelope, bare, in_array, in_lines):
+        row = stored(session_factory, item["id"])
+        assert row is not None and row.document["errorMessage"] == item["errorMessage"]
+    assert stored(session_factory, envelope["id"]).dataset_version == "2026-01-01"  # type: ignore[union-attr]
+
+
+def test_same_file_twice_changes_nothing_and_newer_version_wins(session_factory: Factory) -> None:
+    item = record(documentation="first")
+    doc = json.dumps({"record": item, "datasetVersion": "2026-02-01T00:00:00Z"})
+    assert run(session_factory, doc) == {"added": 1, "updated": 0, "unchanged": 0}
+    assert run(session_factory, doc) == {"added": 0, "updated": 0, "unchanged": 1}
+
+    older = json.dumps(
+        {"record": {**item, "documentation": "older"}, "datasetVersion": "2026-01-01"}
+    )
+    assert run(session_factory, older)["unchanged"] == 1
+    newer = json.dumps(
+        {"record": {**item, "documentation": "newer"}, "datasetVersion": "2026-03-01"}
+    )
+    assert run(session_factory, newer)["updated"] == 1
+    assert stored(session_factory, item["id"]).document["documentation"] == "newer"  # type: ignore[union-attr]
+
+
+def test_unknown_fields_are_kept(session_factory: Factory) -> None:
+    item = record(fromTheFuture={"nested": [1, "two"]}, schemaVersion=3)
+    run(session_factory, json.dumps(item))
+    assert stored(session_factory, item["id"]).document == {  # type: ignore[union-attr]
+        **item,
+        "slug": "got-bytes-of-warpgroup-size",
+        "messagePattern": stored(session_factory, item["id"]).document["messagePattern"],  # type: ignore[union-attr]
+    }
+
+
+def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) -> None:
+    item = record()
+    run(session_factory, json.dumps(item))
+    pattern = stored(session_factory, item["id"]).document["messagePattern"]  # type: ignore[union-attr]
+    assert "bytes=(?P<bytes>" in pattern
+
+
+@pytest.mark.parametrize(
+    ("text", "location", "field"),
+    [
+        ('{"record": {"id": "a", "errorMessage": "m"', "line 1 column", None),
+        ('[{"id": "ok1", "errorMessage": "m"}, {"errorMessage": "m"}]', "record 2", "id"),
+        ('[{"id": "ok2", "errorMessage": "m"}, {"id": "x"}]', "record 2", "errorMessage"),
+        ('{"id": "ok3", "errorMessage": "m", "lineNumber": "12"}', "record 1", "lineNumber"),
+        ('{"id": "ok4", "errorMessage": "m", "solutions": "not a list"}', "record 1", "solutions"),
+        (
+            '{"id": "ok5", "errorMessage": "m", "messagePattern": "(?<=x)y"}',
+            "record 1",
+            "messagePattern",
+        ),
+        (
+            '{"id": "ok6", "errorMessage": "m"}\n{"id": "bad id!", "errorMessage": "m"}',
+            "line 2",
+            "id",
+        ),
+        (
+            '{"record": {"id": "ok7", "errorMessage": "m"}, "datasetVersion": 7}',
+            "record 1",
+            "datasetVersion",
+        ),
+        ("jax-ml/jax · error · ValueError\n\nno sections at all\n", "page", "id"),
+        ("[1, 2]", "record 1", None),
+    ],
+)
+def test_bad_documents_name_the_place_and_write_nothing(
+    session_factory: Factory, text: str, location: str, field: str | None
+) -> None:
+    with session_factory() as session:
+        before = session.scalars(select(RecordRow.id)).all()
+        with pytest.raises(ImportFailed) as failure:
+            import_text(RecordStore(session), text, "bad.json")
+        session.rollback()
+    issue = failure.value.issue
+    assert issue.source == "bad.json"
+    assert location in (issue.location or "")
+    if field is not None:
+        assert issue.field == field
+    with session_factory() as session:
+        assert session.scalars(select(RecordRow.id)).all() == before
+
+
+def test_folders_import_each_file_alone(session_factory: Factory, tmp_path: Path) -> None:
+    good, bad_partner = record(), record()
+    (tmp_path / "a-good.json").write_text(json.dumps(good))
+    (tmp_path / "b-bad.jsonl").write_text(json.dumps(bad_partner) + "\n{broken\n")
+    summary = import_paths(session_factory, [tmp_path])
+    assert (summary.added, summary.failed) == (1, 1)
+    assert summary.issues[0].source.endswith("b-bad.jsonl")
+    assert summary.issues[0].location == "line 2 column 2"
+    assert stored(session_factory, good["id"]) is not None
+    assert stored(session_factory, bad_partner["id"]) is None
+
+
+def test_pages_resolve_short_shas_whatever_the_file_order(
+    tmp_path: Path, session_factory: Factory
+) -> None:
+    for name in ("004_8cdedc0b03030c8e.txt", "000_3bebb9c19a64106a.txt"):
+        shutil.copy(SEED_DIR / name, tmp_path / name)
+    import_paths(session_factory, [tmp_path])
+    page = stored(session_factory, "19b6a360721eb407")
+    assert page is not None
+    assert page.document["analyzedSha"] == "1e1c6a8fc06dfcd1247076ec5cae4640cea5d7bb"

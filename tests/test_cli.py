@@ -1,0 +1,60 @@
+"""The ``errata`` command as a user runs it: real processes, a fresh SQLite file each."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SEED_DIR
+
+
+@pytest.fixture
+def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
+    env = {**os.environ, "ERRATA_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    return run
+
+
+def test_import_twice_then_show(errata) -> None:  # type: ignore[no-untyped-def]
+    first = errata("import", str(SEED_DIR))
+    assert first.returncode == 0, first.stderr
+    assert "added 4, updated 0, unchanged 0, failed 0" in first.stdout
+    second = errata("import", str(SEED_DIR))
+    assert "added 0, updated 0, unchanged 4, failed 0" in second.stdout
+    shown = errata("show", "225d0e9c2ee22311")
+    assert json.loads(shown.stdout) == json.loads(
+        (SEED_DIR / "000_3bebb9c19a64106a.txt").read_text()
+    )
+
+
+def test_a_bad_file_fails_alone_with_a_nonzero_exit(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"id": "fine-one", "errorMessage": "m"}, {"id": "x", "lineNumber": 3}]')
+    good = tmp_path / "good.json"
+    good.write_text('{"id": "good-one", "errorMessage": "m"}')
+    result = errata("import", str(bad), str(good))
+    assert result.returncode == 1
+    assert "record 2" in result.stderr and "errorMessage" in result.stderr
+    assert "added 1, updated 0, unchanged 0, failed 1" in result.stdout
+    assert errata("show", "good-one").returncode == 0
+    missing = errata("show", "fine-one")
+    assert missing.returncode == 1 and "fine-one" in missing.stderr
+
+
+def test_db_upgrade_with_seed(errata) -> None:  # type: ignore[no-untyped-def]
+    assert errata("db", "upgrade", "--seed").returncode == 0
+    assert errata("show", "19b6a360721eb407").returncode == 0
