@@ -27,7 +27,9 @@ class Settings(BaseSettings):
         "Production: postgresql+psycopg://user@host/db.",
     )
     seed_paths: Annotated[list[Path], NoDecode] = Field(
-        default_factory=lambda: [REPO_ROOT / "data" / "seeds"],
+        default_factory=lambda: [
+            REPO_ROOT / "data" / name for name in ("seeds", "records", "annotations")
+        ],
         description="Files or folders loaded into an empty database on start.",
     )
     migrations_dir: Path = REPO_ROOT / "migrations"

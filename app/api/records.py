@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 
 from app.api.deps import CuratorDep, StoreDep
-from app.errors import InvalidInput
+from app.errors import InvalidInput, NotFound
 from app.records.importer import decode, import_text
 from app.records.models import RecordRow
 from app.records.schema import (
@@ -29,8 +29,12 @@ import_router = APIRouter(prefix="/api", tags=["records"])
 RecordId = Annotated[str, Path(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])]
 
 
-def envelope(row: RecordRow) -> RecordEnvelope:
-    return RecordEnvelope(record=row.document, datasetVersion=row.dataset_version)
+def envelope(row: RecordRow, annotation: dict[str, Any] | None = None) -> RecordEnvelope:
+    """The dataset envelope; ``annotation`` is only set (and so only serialized) when asked for."""
+    fields: dict[str, Any] = {"record": row.document, "datasetVersion": row.dataset_version}
+    if annotation is not None:
+        fields["annotation"] = annotation
+    return RecordEnvelope(**fields)
 
 
 def summary(row: RecordRow) -> RecordSummary:
@@ -74,16 +78,40 @@ def list_records(
     )
 
 
-@router.get("/by-slug/{slug}", response_model=RecordEnvelope, summary="A record by its slug")
+@router.get(
+    "/by-slug/{slug}",
+    response_model=RecordEnvelope,
+    response_model_exclude_unset=True,
+    summary="A record by its slug",
+)
 def get_by_slug(store: StoreDep, slug: Annotated[str, Path(max_length=200)]) -> RecordEnvelope:
     return envelope(store.get_by_slug(slug))
 
 
 @router.get(
-    "/{record_id}", response_model=RecordEnvelope, summary="A record, as the dataset ships it"
+    "/{record_id}",
+    response_model=RecordEnvelope,
+    response_model_exclude_unset=True,
+    summary="A record, as the dataset ships it",
 )
-def get_record(store: StoreDep, record_id: RecordId) -> RecordEnvelope:
-    return envelope(store.get(record_id))
+def get_record(
+    store: StoreDep,
+    record_id: RecordId,
+    annotated: Annotated[
+        bool, Query(description="Add errata's annotation (rule, corrections) beside the record.")
+    ] = False,
+) -> RecordEnvelope:
+    row = store.get(record_id)
+    return envelope(row, (store.annotation(record_id) or {}) if annotated else None)
+
+
+@router.get("/{record_id}/annotation", summary="errata's notes and corrections for a record")
+def get_annotation(store: StoreDep, record_id: RecordId) -> dict[str, Any]:
+    store.get(record_id)
+    annotation = store.annotation(record_id)
+    if annotation is None:
+        raise NotFound(f"Record {record_id!r} has no annotation.")
+    return annotation
 
 
 @router.get("/{record_id}/related", response_model=RelatedRecords, summary="Related records")
@@ -106,6 +134,7 @@ def get_related(store: StoreDep, record_id: RecordId) -> RelatedRecords:
 @router.put(
     "/{record_id}",
     response_model=RecordEnvelope,
+    response_model_exclude_unset=True,
     dependencies=[CuratorDep],
     summary="Create or replace a record (curators)",
     responses={201: {"description": "Created", "model": RecordEnvelope}},

@@ -1,8 +1,10 @@
 """Read record documents in every format the dataset ships, and load them into the store.
 
 Formats: the JSON envelope ``{"record": {...}, "datasetVersion": ...}``, a bare record, a JSON
-array of either, JSON Lines, and the rendered text page. A file is one unit: if any record in
-it is bad, nothing from it is written and the error names the file, the place and the field.
+array of either, JSON Lines, and the rendered text page; plus errata's own annotations of
+records it does not own (``{"annotation": {"recordId": ..., ...}}``). A file is one unit: if
+any record in it is bad, nothing from it is written and the error names the file, the place
+and the field.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from app.db import transaction
 from app.errors import InvalidInput
 from app.records.pages import PageParseError, parse_page
 from app.records.store import Outcome, RecordStore
-from app.records.validation import RecordInvalid, validate_record
+from app.records.validation import RecordInvalid, validate_annotation, validate_record
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,12 @@ class ImportSummary:
 
 @dataclass(frozen=True)
 class Incoming:
-    """One raw record read from a document, with where it was found."""
+    """One raw record (or annotation of a record) read from a document, with where it was."""
 
     record: object
     dataset_version: str | None
     location: str
+    is_annotation: bool = False
 
 
 def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
@@ -87,12 +90,16 @@ def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
     summary = ImportSummary()
     for incoming in read_documents(text, source, resolve_sha=store.full_sha):
         try:
-            record = validate_record(incoming.record)
+            if incoming.is_annotation:
+                outcome = store.upsert_annotation(validate_annotation(incoming.record))
+            else:
+                record = validate_record(incoming.record)
+                outcome = store.upsert(record, incoming.dataset_version)
         except RecordInvalid as exc:
             raise ImportFailed(
                 ImportIssue(source, incoming.location, exc.field, exc.message)
             ) from None
-        summary.count(store.upsert(record, incoming.dataset_version))
+        summary.count(outcome)
     return summary
 
 
@@ -208,7 +215,9 @@ def _json_lines(text: str, source: str) -> Iterator[Incoming]:
 
 
 def _unwrap(item: Any, source: str, location: str) -> Incoming:
-    """Accept the envelope or a bare record."""
+    """Accept the envelope, a bare record, or an annotation ``{"annotation": {...}}``."""
+    if isinstance(item, dict) and set(item) == {"annotation"}:
+        return Incoming(item["annotation"], None, location, is_annotation=True)
     if isinstance(item, dict) and "record" in item and "errorMessage" not in item:
         version = item.get("datasetVersion")
         if version is not None and not isinstance(version, str):

@@ -32,6 +32,7 @@ class RecordRow(Base):
     dataset_version: Mapped[str | None] = mapped_column(String(64))
     content_hash: Mapped[str] = mapped_column(String(64))
     retired: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
+    rule: Mapped[str | None] = mapped_column(String(100), index=True)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
@@ -54,3 +55,18 @@ class RecordTag(Base):
     record: Mapped[RecordRow] = relationship(back_populates="tags")
 
     __table_args__ = (Index("ix_record_tags_tag", "tag"),)
+
+
+class AnnotationRow(Base):
+    """errata's own knowledge about a record it does not own (a seed): rule, fixes, corrections.
+
+    Kept apart from the record so the record is still served exactly as shipped. It may
+    arrive before its record, so there is no foreign key.
+    """
+
+    __tablename__ = "annotations"
+
+    record_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    rule: Mapped[str | None] = mapped_column(String(100), index=True)
+    document: Mapped[dict[str, Any]] = mapped_column(JSON)
+    content_hash: Mapped[str] = mapped_column(String(64))

@@ -51,6 +51,41 @@ class ErrorRecord(BaseModel):
     schemaVersion: int | None = None
     relatedErrors: list[str] = Field(default_factory=list)
     retired: bool = False
+    rule: str | None = Field(default=None, description="The catalog rule (MGPU-…) it documents.")
+    operations: list[str] = Field(default_factory=list)
+    olderWordings: list[OlderWording] = Field(default_factory=list)
+
+
+class OlderWording(BaseModel):
+    """A wording JAX used before; pastes from older versions still say it."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    text: str
+    pattern: str | None = None
+    until: str | None = None
+
+
+class Correction(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    field: str
+    problem: str
+    correction: str
+
+
+class Annotation(BaseModel):
+    """errata's knowledge about a record it does not own; served beside it, never inside it."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    recordId: str = Field(pattern=RECORD_ID_PATTERN)
+    rule: str | None = None
+    operations: list[str] = Field(default_factory=list)
+    olderWordings: list[OlderWording] = Field(default_factory=list)
+    relatedErrors: list[str] = Field(default_factory=list)
+    corrections: list[Correction] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
 
 
 class RecordEnvelope(BaseModel):
@@ -60,6 +95,9 @@ class RecordEnvelope(BaseModel):
 
     record: dict[str, Any] = Field(description="The record, every field as imported.")
     datasetVersion: str | None = None
+    annotation: dict[str, Any] | None = Field(
+        default=None, description="errata's notes and corrections (only with ?annotated=true)."
+    )
 
 
 class RecordSummary(BaseModel):

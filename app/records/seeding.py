@@ -27,7 +27,7 @@ def prepare_database(
     with factory() as session:
         if session.scalar(select(func.count()).select_from(RecordRow)):
             return None
-    summary = import_paths(factory, settings.seed_paths)
+    summary = import_paths(factory, [path for path in settings.seed_paths if path.exists()])
     if summary.failed:
         raise SeedError("; ".join(str(issue) for issue in summary.issues))
     log.info("loaded seed records: %d added", summary.added)

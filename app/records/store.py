@@ -14,8 +14,8 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.errors import InvalidInput, NotFound
-from app.records.models import RecordRow, RecordTag
-from app.records.validation import ValidRecord
+from app.records.models import AnnotationRow, RecordRow, RecordTag
+from app.records.validation import ValidAnnotation, ValidRecord
 
 MAX_PAGE_SIZE = 200
 MAX_QUERY_TERMS = 10
@@ -69,6 +69,25 @@ class RecordStore:
         if row is None:
             raise NotFound(f"No error record with slug {slug!r}.")
         return row
+
+    def annotation(self, record_id: str) -> dict[str, Any] | None:
+        row = self.session.get(AnnotationRow, record_id)
+        return row.document if row is not None else None
+
+    def record_for_rule(self, rule_id: str) -> RecordRow | None:
+        """The record documenting a catalog rule: an annotated seed first, then by its field."""
+        annotated = self.session.scalars(
+            select(AnnotationRow.record_id)
+            .where(AnnotationRow.rule == rule_id)
+            .order_by(AnnotationRow.record_id)
+        ).first()
+        if annotated is not None and (row := self.session.get(RecordRow, annotated)) is not None:
+            return row
+        return self.session.scalars(
+            select(RecordRow)
+            .where(RecordRow.rule == rule_id)
+            .order_by(RecordRow.retired, RecordRow.id)
+        ).first()
 
     def full_sha(self, prefix: str) -> str | None:
         """The full commit sha another record was analysed at, if exactly one starts so."""
@@ -189,6 +208,24 @@ class RecordStore:
         return outcome
 
 
+    def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
+        content_hash = _content_hash(annotation.document, None)
+        row = self.session.get(AnnotationRow, annotation.model.recordId)
+        if row is None:
+            row = AnnotationRow(record_id=annotation.model.recordId)
+            self.session.add(row)
+            outcome = Outcome.ADDED
+        elif row.content_hash == content_hash:
+            return Outcome.UNCHANGED
+        else:
+            outcome = Outcome.UPDATED
+        row.rule = annotation.model.rule
+        row.document = annotation.document
+        row.content_hash = content_hash
+        self.session.flush()
+        return outcome
+
+
 def _fill(
     row: RecordRow, record: ValidRecord, dataset_version: str | None, content_hash: str
 ) -> None:
@@ -208,6 +245,7 @@ def _fill(
     row.dataset_version = dataset_version
     row.content_hash = content_hash
     row.retired = model.retired
+    row.rule = model.rule
     row.tags = [RecordTag(tag=tag) for tag in dict.fromkeys(model.tags)]
 
 

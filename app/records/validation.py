@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from app.matching.templates import PatternError, compile_pattern, derive_pattern
-from app.records.schema import ErrorRecord
+from app.records.schema import Annotation, ErrorRecord, OlderWording
 from app.records.slugs import derive_slug
+
+ModelT = TypeVar("ModelT", ErrorRecord, Annotation)
 
 
 class RecordInvalid(ValueError):
@@ -27,27 +29,58 @@ class ValidRecord:
     model: ErrorRecord
 
 
+@dataclass(frozen=True)
+class ValidAnnotation:
+    document: dict[str, Any]
+    model: Annotation
+
+
 def validate_record(raw: object) -> ValidRecord:
     """Check types and the message pattern; fill in a derived slug and pattern when absent.
 
     The document keeps every field and value it came with, so it is served back as given.
     """
+    document = _object(raw, "record")
+    model = _parse(ErrorRecord, document)
+    if not model.slug:
+        document["slug"] = derive_slug(model.errorMessage)
+    if not model.messagePattern:
+        document["messagePattern"] = derive_pattern(model.errorMessage)
+    _check_pattern("messagePattern", document["messagePattern"])
+    _check_older_wordings(model.olderWordings)
+    return ValidRecord(document=document, model=ErrorRecord.model_validate(document))
+
+
+def validate_annotation(raw: object) -> ValidAnnotation:
+    document = _object(raw, "annotation")
+    model = _parse(Annotation, document)
+    _check_older_wordings(model.olderWordings)
+    return ValidAnnotation(document=document, model=model)
+
+
+def _object(raw: object, what: str) -> dict[str, Any]:
     if not isinstance(raw, dict):
-        raise RecordInvalid(None, f"a record must be a JSON object, got {type(raw).__name__}")
+        raise RecordInvalid(None, f"{what} must be a JSON object, got {type(raw).__name__}")
+    return dict(raw)
+
+
+def _parse(schema: type[ModelT], raw: dict[str, Any]) -> ModelT:
     try:
-        model = ErrorRecord.model_validate(raw)
+        return schema.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or None
         raise RecordInvalid(field, first["msg"]) from None
 
-    document = dict(raw)
-    if not model.slug:
-        document["slug"] = derive_slug(model.errorMessage)
-    if not model.messagePattern:
-        document["messagePattern"] = derive_pattern(model.errorMessage)
+
+def _check_pattern(field: str, pattern: str) -> None:
     try:
-        compile_pattern(document["messagePattern"])
+        compile_pattern(pattern)
     except PatternError as exc:
-        raise RecordInvalid("messagePattern", str(exc)) from None
-    return ValidRecord(document=document, model=ErrorRecord.model_validate(document))
+        raise RecordInvalid(field, str(exc)) from None
+
+
+def _check_older_wordings(wordings: list[OlderWording]) -> None:
+    for index, wording in enumerate(wordings):
+        if wording.pattern:
+            _check_pattern(f"olderWordings.{index}.pattern", wording.pattern)

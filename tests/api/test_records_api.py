@@ -266,3 +266,17 @@ def test_health_and_openapi(client: httpx.Client) -> None:
         "/readyz",
     } <= set(paths)
     assert client.get("/docs").status_code == 200
+
+
+def test_annotations_are_served_only_when_asked(
+    curator: httpx.Client, client: httpx.Client
+) -> None:
+    record = new_record()
+    curator.put(f"/api/errors/{record['id']}", json={"record": record})
+    url = f"/api/errors/{record['id']}"
+    assert_problem(client.get(f"{url}/annotation"), 404, "no annotation")
+    note = {"annotation": {"recordId": record["id"], "notes": ["checked against JAX"]}}
+    assert curator.post("/api/import", json=note).json()["added"] == 1
+    assert "annotation" not in client.get(url).json()
+    assert client.get(url, params={"annotated": True}).json()["annotation"] == note["annotation"]
+    assert client.get(f"{url}/annotation").json() == note["annotation"]

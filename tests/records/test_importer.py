@@ -151,3 +151,31 @@ def test_pages_resolve_short_shas_whatever_the_file_order(
     page = stored(session_factory, "19b6a360721eb407")
     assert page is not None
     assert page.document["analyzedSha"] == "1e1c6a8fc06dfcd1247076ec5cae4640cea5d7bb"
+
+
+def test_annotations_sit_beside_records_and_name_their_rule(session_factory: Factory) -> None:
+    item = record()
+    note = {
+        "annotation": {
+            "recordId": item["id"],
+            "rule": f"MGPU-TEST-{item['id']}",
+            "corrections": [{"field": "validationCode", "problem": "p", "correction": "c"}],
+        }
+    }
+    # the annotation may come first; the record itself stays exactly as imported
+    assert run(session_factory, json.dumps(note))["added"] == 1
+    assert run(session_factory, json.dumps(note))["unchanged"] == 1
+    run(session_factory, json.dumps(item))
+    with session_factory() as session:
+        store = RecordStore(session)
+        assert store.annotation(item["id"]) == note["annotation"]
+        found = store.record_for_rule(f"MGPU-TEST-{item['id']}")
+        assert found is not None and found.id == item["id"]
+        assert "rule" not in found.document
+
+
+def test_bad_annotations_are_refused(session_factory: Factory) -> None:
+    bad = {"annotation": {"recordId": "x", "corrections": [{"field": "f"}]}}
+    with session_factory() as session, pytest.raises(ImportFailed) as failure:
+        import_text(RecordStore(session), json.dumps(bad), "notes.json")
+    assert failure.value.issue.field == "corrections.0.problem"
