@@ -1,0 +1,53 @@
+"""The alignment engine: JAX Pallas / Mosaic GPU alignment checks, verdicts and fixes.
+
+Plain Python, numpy and ml_dtypes; the API layer maps these dataclasses to JSON.
+"""
+
+from .dtypes import DTYPES, DType, parse_dtype
+from .engine import CheckResult, Violation, check
+from .errors import AlignmentInputError, ShapeError, UnknownDTypeError
+from .fixes import CodeChange, Fix, suggest_fixes
+from .operations import OPERATIONS, Operation
+from .rules import RULES, Rule, Wording
+from .shapes import (
+    MemRef,
+    ShapeSpec,
+    parse_memref,
+    parse_shape,
+    render_list,
+    render_memref,
+    render_tuple,
+)
+from .sweep import MAX_SWEEP, sweep
+from .versions import DEFAULT_JAX_VERSION, parse_version
+
+__all__ = [
+    "DEFAULT_JAX_VERSION",
+    "DTYPES",
+    "MAX_SWEEP",
+    "OPERATIONS",
+    "RULES",
+    "AlignmentInputError",
+    "CheckResult",
+    "CodeChange",
+    "DType",
+    "Fix",
+    "MemRef",
+    "Operation",
+    "Rule",
+    "ShapeError",
+    "ShapeSpec",
+    "UnknownDTypeError",
+    "Violation",
+    "Wording",
+    "check",
+    "parse_dtype",
+    "parse_memref",
+    "parse_shape",
+    "parse_version",
+    "render_list",
+    "render_memref",
+    "render_tuple",
+    "suggest_fixes",
+    "sweep",
+]

@@ -1,0 +1,148 @@
+"""check(): the verdict JAX would give for one construct, shape and dtype."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dtypes import DType, parse_dtype
+from .errors import AlignmentInputError
+from .operations import OPERATIONS, Operation, case_quantities, evaluate
+from .shapes import Dims, ShapeSpec, as_shape_spec
+from .versions import Version, parse_version, render_version
+
+ShapeLike = str | Sequence[int] | ShapeSpec
+DTypeLike = str | DType
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One failing check: what JAX raises for it, and the arithmetic behind it."""
+
+    rule_id: str
+    error_class: str
+    message: str
+    explanation: str
+    record_id: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    operation: str
+    shape: Dims
+    dtype: DType
+    target_dtype: DType | None
+    jax_version: str
+    violations: tuple[Violation, ...]  # every failing check, in the order JAX runs them
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @property
+    def first_violation(self) -> Violation | None:
+        """The error JAX raises: later violations show once the earlier ones are fixed."""
+        return self.violations[0] if self.violations else None
+
+
+@dataclass(frozen=True)
+class Case:
+    """A fully parsed request."""
+
+    operation: Operation
+    dims: Dims
+    dtype: DType
+    target: DType | None
+    version: Version
+
+
+def get_operation(name: str) -> Operation:
+    if name not in OPERATIONS:
+        raise AlignmentInputError(
+            "operation", f"unknown operation {name!r}; valid: {', '.join(OPERATIONS)}"
+        )
+    return OPERATIONS[name]
+
+
+def resolve(
+    operation: str,
+    shape: ShapeLike,
+    dtype: DTypeLike | None,
+    target_dtype: DTypeLike | None = None,
+    jax_version: str | None = None,
+) -> Case:
+    """Parse and cross-check every argument; raises AlignmentInputError naming the field."""
+    op = get_operation(operation)
+    spec = as_shape_spec(shape)
+    if dtype is None and spec.dtype is None:
+        raise AlignmentInputError("dtype", "a dtype is required (in the shape text or apart)")
+    resolved = parse_dtype(dtype) if dtype is not None else spec.dtype
+    assert resolved is not None
+    if spec.dtype is not None and spec.dtype != resolved:
+        raise AlignmentInputError(
+            "dtype", f"the shape says {spec.dtype.name} but the dtype is {resolved.name}"
+        )
+    target = parse_dtype(target_dtype, "target_dtype") if target_dtype is not None else None
+    if op.needs_target and target is None:
+        raise AlignmentInputError("target_dtype", f"{op.name} needs a target_dtype")
+    if not op.needs_target and target is not None:
+        raise AlignmentInputError("target_dtype", f"{op.name} takes no target_dtype")
+    version = parse_version(jax_version)
+    if version < op.since:
+        raise AlignmentInputError(
+            "jax_version",
+            f"{op.name} exists from JAX {render_version(op.since)} on, "
+            f"not in {render_version(version)}",
+        )
+    return Case(op, spec.dims, resolved, target, version)
+
+
+def violations_of(case: Case) -> tuple[Violation, ...]:
+    """Every check the case fails, rendered as that JAX version renders it."""
+    dims = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
+    found = []
+    for step, failing in evaluate(case.operation, dims, case.dtype, case.target, case.version):
+        if not failing[0]:
+            continue
+        quantities = case_quantities(
+            case.operation, case.dims, case.dtype, case.target, step.on_target
+        )
+        rule, wording = step.rule, step.rule.wording(case.version)
+        found.append(
+            Violation(
+                rule.id,
+                wording.error_class,
+                rule.render(quantities, case.version),
+                rule.explanation(quantities, case.version),
+                rule.record_id,
+            )
+        )
+    return tuple(found)
+
+
+def check_case(case: Case) -> CheckResult:
+    return CheckResult(
+        case.operation.name,
+        case.dims,
+        case.dtype,
+        case.target,
+        render_version(case.version),
+        violations_of(case),
+    )
+
+
+def check(
+    operation: str,
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    target_dtype: DTypeLike | None = None,
+    jax_version: str | None = None,
+) -> CheckResult:
+    """What JAX (default 0.10.2) says about ``operation`` on a block of ``shape``/``dtype``.
+
+    ``shape`` may be text (``"[7]"``, ``"int4(7,)"``, ``"memref<7xi4>"``) or ints;
+    ``dtype`` may be any spelling ``parse_dtype`` reads, or come with the shape.
+    """
+    return check_case(resolve(operation, shape, dtype, target_dtype, jax_version))

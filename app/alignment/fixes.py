@@ -1,0 +1,287 @@
+"""suggest_fixes(): the smallest changes that make every check of an operation pass.
+
+Each candidate is searched with numpy over a batch of sizes, then re-checked
+with ``check`` before it is returned: an unverified fix is never returned.
+
+Why a bounded window is enough: along one axis every check is either periodic
+in the size (bits or elements modulo a power of two at most 8192: the widest is
+1024 bits, or 128 elements times a vector of up to 64) or a threshold that only
+gets worse as the size grows (256 elements per TMA box, the SMEM budget). So
+the first passing size, if there is one, lies within 8192 sizes of the start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dtypes import DTYPES, DType
+from .engine import Case, DTypeLike, ShapeLike, check_case, resolve
+from .operations import passes
+from .rules import TMA_MAX_BOX
+from .shapes import MAX_DIM, MAX_ELEMENTS, Dims, render_tuple
+from .snippets import code_line, validation
+
+SEARCH_WINDOW = 8192
+KIND_ORDER = {"pad": 0, "reshape": 1, "promote": 2, "view": 3}
+
+# Wider dtypes to store instead, nearest first. 8-bit types are included: they
+# fix copies, while arithmetic in pallas_call needs 16 bits or more.
+PROMOTIONS: dict[str, tuple[str, ...]] = {
+    "bool": ("int8", "int16", "int32"),
+    "int2": ("int4", "int8", "int16", "int32"),
+    "uint2": ("uint4", "uint8", "uint16", "uint32"),
+    "int4": ("int8", "int16", "int32"),
+    "uint4": ("uint8", "uint16", "uint32"),
+    "int8": ("int16", "int32"),
+    "uint8": ("uint16", "uint32"),
+    "int16": ("int32",),
+    "uint16": ("uint32",),
+    "float4_e2m1fn": ("float8_e4m3fn", "bfloat16", "float32"),
+    "float6_e2m3fn": ("float8_e4m3fn", "bfloat16", "float32"),
+    "float6_e3m2fn": ("float8_e5m2", "bfloat16", "float32"),
+    **{name: ("bfloat16", "float16", "float32") for name in DTYPES if name.startswith("float8_")},
+    "bfloat16": ("float32",),
+    "float16": ("float32",),
+    "float64": ("float32",),  # TMA has no f64: narrowing is the only way through
+}
+
+
+@dataclass(frozen=True)
+class CodeChange:
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    kind: str  # "pad", "reshape", "promote" or "view"
+    axis: int | None  # the padded axis; the last one is -1
+    shape: Dims
+    dtype: str
+    target_dtype: str | None
+    added_bytes: float  # bits / 8: half a byte per int4 element
+    verified: bool
+    code: CodeChange
+    validation: str
+    description: str
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    kind: str
+    axis: int | None
+    dims: Dims
+    dtype: DType
+    target: DType | None
+    description: str
+
+    def added_bytes(self, case: Case) -> float:
+        before = math.prod(case.dims) * case.dtype.bits
+        return (math.prod(self.dims) * self.dtype.bits - before) / 8
+
+    def key(self) -> tuple[Dims, str, str | None]:
+        return self.dims, self.dtype.name, self.target.name if self.target else None
+
+
+def _passes(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> np.ndarray:
+    return passes(case.operation, batch, dtype, target, case.version)
+
+
+def smallest_passing_size(
+    case: Case, dims: Dims, axis: int, dtype: DType, start: int
+) -> int | None:
+    """The smallest size >= start for ``axis`` that passes every check, if any nearby."""
+    others = math.prod(dims[:axis] + dims[axis + 1 :])
+    highest = MAX_DIM if others == 0 else min(MAX_DIM, MAX_ELEMENTS // others)
+    stop = min(start + SEARCH_WINDOW, highest + 1)
+    if stop <= start:
+        return None
+    sizes = np.arange(start, stop, dtype=np.int64)
+    batch = np.repeat(np.array([dims], dtype=np.int64), len(sizes), axis=0)
+    batch[:, axis] = sizes
+    hits = np.flatnonzero(_passes(case, batch, dtype, case.target))
+    return int(sizes[hits[0]]) if hits.size else None
+
+
+def _axis_label(axis: int, rank: int) -> int:
+    return -1 if axis == rank - 1 else axis
+
+
+def _padded(dims: Dims, axis: int, size: int) -> Dims:
+    return (*dims[:axis], size, *dims[axis + 1 :])
+
+
+def _pads(case: Case, dtype: DType) -> list[_Candidate]:
+    """Per axis, the smallest larger size that passes (the same dtype or a promoted one)."""
+    found = []
+    for axis in range(len(case.dims)):
+        start = case.dims[axis] + (1 if dtype == case.dtype else 0)
+        size = smallest_passing_size(case, case.dims, axis, dtype, start)
+        if size is None:
+            continue
+        label = _axis_label(axis, len(case.dims))
+        where = "the block" if len(case.dims) == 1 else f"axis {label}"
+        found.append(
+            _Candidate(
+                "pad",
+                label,
+                _padded(case.dims, axis, size),
+                dtype,
+                case.target,
+                f"pad {where} from {case.dims[axis]} to {size} elements",
+            )
+        )
+    return found
+
+
+def _promotions(case: Case) -> list[_Candidate]:
+    if case.operation.needs_target:  # a bitcast's buffer is bytes by construction
+        return []
+    found = []
+    for name in PROMOTIONS.get(case.dtype.name, ()):
+        wider = DTYPES[name]
+        same_shape = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
+        if _passes(case, same_shape, wider, case.target)[0]:
+            options = [_Candidate("promote", None, case.dims, wider, case.target, "")]
+        else:
+            options = [*_pads(case, wider), *_reshapes(case, wider)]
+        if not options:
+            continue
+        best = min(options, key=lambda option: option.added_bytes(case))
+        change = {"pad": ", padded to", "reshape": ", reshaped to"}.get(best.kind, "")
+        resized = f"{change} {render_tuple(best.dims)}" if change else ""
+        description = f"store {wider.name} instead of {case.dtype.name}{resized}"
+        found.append(_Candidate("promote", best.axis, best.dims, wider, case.target, description))
+    return found
+
+
+def _views(case: Case, limit: int = 3) -> list[_Candidate]:
+    """Other dtypes to view a bitcast buffer as, nearest to the requested one first."""
+    wanted = case.target
+    if wanted is None:
+        return []
+    others = [
+        dtype
+        for dtype in DTYPES.values()
+        if dtype.name != wanted.name and dtype.mlir != case.dtype.mlir
+    ]
+    batch = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
+    fitting = [dtype for dtype in others if _passes(case, batch, case.dtype, dtype)[0]]
+    fitting.sort(key=lambda d: (abs(d.bits - wanted.bits), d.kind != wanted.kind, d.name))
+    return [
+        _Candidate(
+            "view",
+            None,
+            case.dims,
+            case.dtype,
+            dtype,
+            f"view the buffer as {dtype.name} instead of {wanted.name}",
+        )
+        for dtype in fitting[:limit]
+    ]
+
+
+def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
+    """The 1-D block, and the smallest 2-D block of at most 256 × 256 holding every element."""
+    elements = math.prod(case.dims)
+    if elements == 0:
+        return []
+    found: list[Dims] = []
+    flat = (elements,)
+    if flat != case.dims and _passes(case, np.array([flat]), dtype, case.target)[0]:
+        found.append(flat)
+    side = np.arange(2, TMA_MAX_BOX + 1, dtype=np.int64)
+    rows, cols = (grid.ravel() for grid in np.meshgrid(side, side, indexing="ij"))
+    roomy = rows * cols >= elements
+    rows, cols = rows[roomy], cols[roomy]
+    if rows.size:
+        ok = _passes(case, np.stack([rows, cols], axis=1), dtype, case.target)
+        rows, cols = rows[ok], cols[ok]
+    if rows.size:
+        best = np.lexsort((-cols, rows * cols))[0]  # fewest elements, then widest rows
+        block = (int(rows[best]), int(cols[best]))
+        if block != case.dims:
+            found.append(block)
+    return [
+        _Candidate(
+            "reshape",
+            None,
+            dims,
+            dtype,
+            case.target,
+            f"reshape {render_tuple(case.dims)} to {render_tuple(dims)}",
+        )
+        for dims in found
+    ]
+
+
+def _candidates(case: Case) -> list[_Candidate]:
+    pads = _pads(case, case.dtype)
+    cheapest_pad = min((pad.added_bytes(case) for pad in pads), default=math.inf)
+    reshapes = [r for r in _reshapes(case, case.dtype) if r.added_bytes(case) < cheapest_pad]
+    views = _views(case) if case.operation.needs_target else []
+    ranked = sorted(
+        [*pads, *reshapes, *_promotions(case), *views],
+        key=lambda c: (
+            c.added_bytes(case),
+            KIND_ORDER[c.kind],
+            c.dtype.bits,
+            c.axis is None or c.axis != -1,
+            c.dims,
+            c.dtype.name,
+        ),
+    )
+    unique: dict[tuple[Dims, str, str | None], _Candidate] = {}
+    for candidate in ranked:
+        unique.setdefault(candidate.key(), candidate)
+    return list(unique.values())
+
+
+def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
+    """The candidate as a Fix, if ``check`` confirms it passes; otherwise None."""
+    fixed = Case(case.operation, candidate.dims, candidate.dtype, candidate.target, case.version)
+    if not check_case(fixed).ok:
+        return None
+    operation = case.operation
+    return Fix(
+        kind=candidate.kind,
+        axis=candidate.axis,
+        shape=candidate.dims,
+        dtype=candidate.dtype.name,
+        target_dtype=candidate.target.name if candidate.target else None,
+        added_bytes=candidate.added_bytes(case),
+        verified=True,
+        code=CodeChange(
+            before=code_line(operation, case.dims, case.dtype, case.target),
+            after=code_line(operation, candidate.dims, candidate.dtype, candidate.target),
+        ),
+        validation=validation(
+            operation, candidate.dims, candidate.dtype, candidate.target, case.version
+        ),
+        description=candidate.description,
+    )
+
+
+def suggest_fixes(
+    operation: str,
+    shape: ShapeLike,
+    dtype: DTypeLike | None = None,
+    target_dtype: DTypeLike | None = None,
+    jax_version: str | None = None,
+    limit: int = 5,
+) -> list[Fix]:
+    """Up to ``limit`` verified fixes, fewest added bytes first; [] when nothing fails."""
+    case = resolve(operation, shape, dtype, target_dtype, jax_version)
+    if check_case(case).ok:
+        return []
+    fixes: list[Fix] = []
+    for candidate in _candidates(case):
+        if len(fixes) == limit:
+            break
+        fix = _as_fix(case, candidate)
+        if fix is not None:
+            fixes.append(fix)
+    return fixes

@@ -1,0 +1,311 @@
+"""The JAX constructs the engine knows, each as the ordered checks JAX runs on it.
+
+Orders were confirmed by lowering each construct with JAX 0.10.2 for CUDA on a
+CPU (sm90, Lane semantics): the first failing check is the error the user sees.
+Quantities are computed for a whole batch of candidate shapes at once, so the
+fix search and the sweep evaluate thousands of shapes in a few numpy operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .dtypes import DType
+from .rules import RULES, Quantities, Rule
+from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_memref, render_tuple
+from .versions import OLDEST_SUPPORTED, Version
+
+SMEM_ALIGNMENT = 1024
+MBARRIER_BYTES = 8
+# JAX 0.10.0 moved the TMA box check after the last-dimension check and gave
+# contiguous SMEM->GMEM copies a bulk path that skips the box and descriptor checks.
+_BULK_PATH = (0, 10, 0)
+_BEFORE_BULK_PATH = (0, 9, 2)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One check of an operation, possibly only in some releases."""
+
+    rule: Rule
+    on_target: bool = False  # measures the target dtype (a bitcast's view)
+    since: Version | None = None
+    until: Version | None = None
+
+    def applies(self, version: Version) -> bool:
+        return (
+            self.rule.exists_in(version)
+            and (self.since is None or self.since <= version)
+            and (self.until is None or version <= self.until)
+        )
+
+
+@dataclass(frozen=True)
+class SmemBudget:
+    """What the construct allocates in SMEM: copies of the block, and barriers."""
+
+    buffers: int = 1
+    barriers: int = 1
+    bool_bits: int = 8  # JAX allocates a byte per bool, unless the buffer is raw bytes
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    summary: str
+    steps: tuple[Step, ...]
+    code: str  # the user's line, formatted with shape/dtype/target (JAX spellings)
+    smem: SmemBudget = SmemBudget()
+    since: Version = OLDEST_SUPPORTED
+    needs_target: bool = False
+    pipeline_buffer: bool = False  # SMEM is a pallas_call pipeline slot (strided memref)
+
+    def steps_for(self, version: Version) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if step.applies(version))
+
+    def is_noop(self, dtype: DType, target: DType | None) -> bool:
+        """A bitcast to the same MLIR type returns the ref untouched."""
+        return self.needs_target and target is not None and target.mlir == dtype.mlir
+
+    def smem_memref(self, dims: Dims, dtype: DType) -> MemRef:
+        """The SMEM ref as its error messages render it."""
+        if self.pipeline_buffer:
+            return MemRef(dims, dtype, SMEM, contiguous_strides(dims), None)
+        return MemRef(dims, dtype, SMEM)
+
+
+def _steps(*ids: str, **options: Any) -> tuple[Step, ...]:
+    return tuple(Step(RULES[rule_id], **options) for rule_id in ids)
+
+
+_CAPACITY = Step(RULES["MGPU-SMEM-CAPACITY"])
+# mgpu.bitwidth(): no width for complex types, then only powers of two.
+_BITWIDTH = _steps("MGPU-BITWIDTH-UNSUPPORTED-TYPE", "MGPU-BITWIDTH-POW2")
+_COPY_BYTES = _steps("MGPU-COPY-INTEGER-BYTES", "MGPU-COPY-WARPGROUP-BYTES")
+_TMA_PREPARE = _steps(
+    "MGPU-GMEM-CONTIGUOUS", "MGPU-TMA-GMEM-STRIDES-16B", "MGPU-TMA-RANK-5", "MGPU-TMA-EMPTY-SLICE"
+)
+_TMA_DESCRIPTOR = _steps("MGPU-TMA-INTEGER-BITWIDTH", "MGPU-TMA-DTYPE")
+_BOX = RULES["MGPU-TMA-BOX-256"]
+_LAST_DIM = Step(RULES["MGPU-TMA-LASTDIM-128BITS"])
+# GMEM -> SMEM copies always take the tensor-map path (out-of-bounds fill ZEROS).
+_TMA_LOAD = (
+    *_TMA_PREPARE,
+    Step(_BOX, until=_BEFORE_BULK_PATH),
+    _LAST_DIM,
+    Step(_BOX, since=_BULK_PATH),
+    *_TMA_DESCRIPTOR,
+)
+# The SMEM budget is checked when the kernel launches, before its body is lowered.
+_KERNEL_COPY = (_CAPACITY, *_BITWIDTH, *_COPY_BYTES, *_TMA_LOAD)
+
+OPERATIONS: dict[str, Operation] = {
+    operation.name: operation
+    for operation in (
+        Operation(
+            "copy_gmem_to_smem",
+            "plgpu.copy_gmem_to_smem of a whole GMEM array into an SMEM scratch (TMA, sm90)",
+            _KERNEL_COPY,
+            "plgpu.SMEM({shape}, {dtype})",
+        ),
+        Operation(
+            "copy_smem_to_gmem",
+            "plgpu.copy_smem_to_gmem of an SMEM scratch into the whole GMEM output",
+            (
+                _CAPACITY,
+                *_BITWIDTH,
+                *_TMA_PREPARE,
+                Step(_BOX, until=_BEFORE_BULK_PATH),
+                _LAST_DIM,
+                *(Step(step.rule, until=_BEFORE_BULK_PATH) for step in _TMA_DESCRIPTOR),
+            ),
+            "plgpu.SMEM({shape}, {dtype})",
+            smem=SmemBudget(barriers=0),
+        ),
+        Operation(
+            "pallas_call",
+            "the quickstart add_vectors: pallas_call without a grid, kernel reads x_ref[...]",
+            (
+                Step(RULES["MGPU-PIPELINE-EMPTY-BLOCK"]),
+                _CAPACITY,
+                *_BITWIDTH,
+                *_COPY_BYTES,
+                *_TMA_LOAD,
+                *_steps("MGPU-WGSTRIDED-ELEMENT-MULTIPLE", "MGPU-POINTWISE-NARROW-BITWIDTH"),
+            ),
+            "jax.ShapeDtypeStruct({shape}, {dtype})",
+            smem=SmemBudget(buffers=3),  # x, y and the output block
+            pipeline_buffer=True,
+        ),
+        Operation(
+            "ref_union",
+            "plgpu.RefUnion(plgpu.SMEM(shape, dtype)) scratch, then a copy into the member",
+            (
+                *_steps("MGPU-REFUNION-UNSUPPORTED-DTYPE", "MGPU-REFUNION-BYTE-ALIGNED-SHAPES"),
+                _CAPACITY,
+                *_BITWIDTH,
+                Step(RULES["MGPU-REFUNION-EMPTY"]),
+                *_COPY_BYTES,
+                *_TMA_LOAD,
+            ),
+            "plgpu.RefUnion(plgpu.SMEM({shape}, {dtype}))",
+            since=(0, 6, 1),
+        ),
+        Operation(
+            "smem_alias",
+            "an SMEM byte buffer viewed as (shape, dtype) by the RefUnion alias transform, "
+            "then a copy into the view",
+            (
+                _CAPACITY,
+                *_BITWIDTH,
+                Step(RULES["MGPU-ALIAS-BYTE-ALIGNED-BITCAST"]),
+                *_COPY_BYTES,
+                *_TMA_LOAD,
+            ),
+            "plgpu.RefUnion(plgpu.SMEM({shape}, {dtype}))",
+            smem=SmemBudget(bool_bits=1),
+            since=(0, 6, 1),
+        ),
+        Operation(
+            "smem_bitcast",
+            "a 1-D contiguous uint8 SMEM buffer of N bytes viewed as another dtype",
+            (
+                _CAPACITY,
+                *_steps("MGPU-DTYPE-BITCAST-FROM-I8", "MGPU-DTYPE-BITCAST-1D"),
+                *(Step(step.rule, on_target=True) for step in _BITWIDTH),
+                Step(RULES["MGPU-DTYPE-BITCAST-REGION"]),
+            ),
+            "plgpu.SMEM({shape}, {dtype})  # viewed as {target}",
+            smem=SmemBudget(barriers=0),
+            since=(0, 6, 1),
+            needs_target=True,
+        ),
+        Operation(
+            "async_store",
+            "plgpu.async_store_smem of a register value into a cluster peer's SMEM (Lane)",
+            _steps("MGPU-ASYNC-STORE-INTEGER-BYTES", "MGPU-ASYNC-STORE-WARPGROUP-BYTES"),
+            "jax.ShapeDtypeStruct({shape}, {dtype})  # value passed to plgpu.async_store_smem",
+            smem=SmemBudget(buffers=0, barriers=0),
+            since=(0, 10, 1),
+        ),
+        Operation(
+            "async_store_warpgroup",
+            "plgpu.async_store_smem under Warpgroup lowering semantics (the dialect op)",
+            (*_BITWIDTH, Step(RULES["MGPU-DIALECT-ASYNC-STORE-BITS"])),
+            "jax.ShapeDtypeStruct({shape}, {dtype})  # value passed to plgpu.async_store_smem",
+            smem=SmemBudget(buffers=0, barriers=0),
+            since=(0, 10, 1),
+        ),
+    )
+}
+
+
+def _suffix_products(dims: np.ndarray) -> np.ndarray:
+    """Row-major strides as MLIR computes them: zero-sized dimensions count as 1."""
+    sizes = np.maximum(dims, 1)
+    reversed_products = np.cumprod(sizes[:, :0:-1], axis=1)
+    ones = np.ones((dims.shape[0], 1), dtype=np.int64)
+    return np.concatenate([reversed_products[:, ::-1], ones], axis=1)[:, : dims.shape[1]]
+
+
+def _aligned(nbytes: np.ndarray) -> np.ndarray:
+    return -(-nbytes // SMEM_ALIGNMENT) * SMEM_ALIGNMENT
+
+
+def measure(
+    dims: np.ndarray, dtype: DType, target: DType | None = None, smem: SmemBudget = SmemBudget()
+) -> dict[str, Any]:
+    """The quantities every rule reads, for a batch of shapes of one rank (n × rank)."""
+    dims = np.asarray(dims, dtype=np.int64)
+    elements = np.prod(dims, axis=1, dtype=np.int64)
+    total_bits = elements * dtype.bits
+    non_unit = dims != 1
+    positions = np.arange(dims.shape[1])
+    last_non_unit = np.where(non_unit, positions, -1).max(axis=1, initial=-1)
+    picked = np.take_along_axis(dims, np.maximum(last_non_unit, 0)[:, None], axis=1)[:, 0]
+    alloc_bits = smem.bool_bits if dtype.kind == "bool" else dtype.bits
+    buffer_bytes = elements * alloc_bits // 8
+    return {
+        "rank": dims.shape[1],
+        "elements": elements,
+        "bits": dtype.bits,
+        "total_bits": total_bits,
+        "bytes": total_bits // 8,
+        "kind": dtype.kind,
+        "element_type": dtype.mlir,
+        "dtype_name": dtype.name,
+        "gmem_strides": _suffix_products(dims)[:, :-1],
+        "zero_inner_dim": np.any(dims[:, 1:] == 0, axis=1),
+        "slice_rank": non_unit.sum(axis=1),
+        "slice_last": np.where(last_non_unit >= 0, picked, 0),
+        "slice_max": dims.max(axis=1, initial=0),
+        "region_bits": total_bits,
+        "region_bytes": total_bits // 8,
+        "target_bits": target.bits if target else 0,
+        "smem_buffers": smem.buffers,
+        "smem_barriers": smem.barriers,
+        "smem_buffer_bytes": buffer_bytes,
+        "smem_bytes": smem.buffers * _aligned(buffer_bytes) + smem.barriers * MBARRIER_BYTES,
+    }
+
+
+def evaluate(
+    operation: Operation, dims: np.ndarray, dtype: DType, target: DType | None, version: Version
+) -> list[tuple[Step, np.ndarray]]:
+    """Each applicable step with a bool array: which shapes of the batch fail it."""
+    count = len(dims)
+    steps = operation.steps_for(version)
+    if operation.is_noop(dtype, target):  # only the allocation is left to check
+        steps = tuple(step for step in steps if step == _CAPACITY)
+    quantities = measure(dims, dtype, target, operation.smem)
+    on_target = quantities
+    if target is not None and any(step.on_target for step in steps):
+        on_target = measure(dims, target, target, operation.smem)
+    results = []
+    for step in steps:
+        failing = step.rule.fails(on_target if step.on_target else quantities, version)
+        results.append((step, np.broadcast_to(np.asarray(failing, dtype=bool), (count,))))
+    return results
+
+
+def passes(
+    operation: Operation, dims: np.ndarray, dtype: DType, target: DType | None, version: Version
+) -> np.ndarray:
+    """Which shapes of the batch pass every check of the operation."""
+    passing = np.ones(len(dims), dtype=bool)
+    for _, failing in evaluate(operation, dims, dtype, target, version):
+        passing &= ~failing
+    return passing
+
+
+def case_quantities(
+    operation: Operation, dims: Dims, dtype: DType, target: DType | None, on_target: bool
+) -> Quantities:
+    """Quantities of one case as Python values, plus the texts messages render."""
+    subject = target if on_target and target is not None else dtype
+    batch = np.array([dims], dtype=np.int64).reshape(1, len(dims))
+    measured = measure(batch, subject, target, operation.smem)
+    scalar: dict[str, Any] = {key: _first(value) for key, value in measured.items()}
+    zero_axes = [axis for axis, dim in enumerate(dims) if dim == 0]
+    scalar.update(
+        shape_list=render_list(dims),
+        shape_tuple=render_tuple(dims),
+        slice_shape_tuple=render_tuple(tuple(dim for dim in dims if dim != 1)),
+        zeroth_bits=scalar["slice_last"] * subject.bits,
+        zeroth_bytes=scalar["slice_last"] * subject.bits // 8,
+        ref_ty=render_memref(operation.smem_memref(dims, subject)),
+        pipeline_zero_axis=1 + (zero_axes[0] if zero_axes else 0),
+        pipeline_buffer_shape=render_list((1, *dims)),
+    )
+    return scalar
+
+
+def _first(value: Any) -> Any:
+    """The single case's value: a Python int/bool, or a tuple for per-axis arrays."""
+    if isinstance(value, np.ndarray):
+        row = value[0]
+        return tuple(int(v) for v in row) if np.ndim(row) else row.item()
+    return value

@@ -1,0 +1,54 @@
+"""sweep(): which sizes of one block dimension pass an operation, as an autotuner asks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .engine import DTypeLike, resolve
+from .errors import AlignmentInputError
+from .operations import passes
+from .shapes import MAX_DIM, MAX_ELEMENTS, validate_dims
+
+MAX_SWEEP = 10**6  # sizes evaluated per call: a few MB of int64, well under a second
+
+
+def sweep(
+    operation: str,
+    dtype: DTypeLike,
+    start: int,
+    stop: int,
+    axis: int = -1,
+    other_dims: Sequence[int] | None = None,
+    target_dtype: DTypeLike | None = None,
+    jax_version: str | None = None,
+) -> np.ndarray:
+    """Sizes in ``[start, stop)`` for the dimension at ``axis`` that pass every check.
+
+    The block is ``other_dims`` with the swept dimension inserted at ``axis``
+    (``axis=-1``: appended last). ``stop - start`` may not exceed ``MAX_SWEEP``.
+    """
+    others = validate_dims(list(other_dims or ()), "other_dims")
+    rank = len(others) + 1
+    if not -rank <= axis < rank:
+        raise AlignmentInputError("axis", f"axis {axis} is out of range for a rank-{rank} block")
+    if not 0 <= start <= stop:
+        raise AlignmentInputError("start", f"need 0 <= start <= stop, got [{start}, {stop})")
+    if stop - start > MAX_SWEEP:
+        raise AlignmentInputError(
+            "stop", f"a sweep covers at most {MAX_SWEEP} sizes, got {stop - start}"
+        )
+    largest = MAX_DIM if math.prod(others) == 0 else min(MAX_DIM, MAX_ELEMENTS // math.prod(others))
+    if stop - 1 > largest:
+        raise AlignmentInputError(
+            "stop", f"sizes above {largest} exceed the shape limits with other dims {others}"
+        )
+    position = axis % rank
+    placeholder = (*others[:position], start, *others[position:])
+    case = resolve(operation, placeholder, dtype, target_dtype, jax_version)
+    sizes = np.arange(start, stop, dtype=np.int64)
+    batch = np.repeat(np.array([placeholder], dtype=np.int64), len(sizes), axis=0)
+    batch[:, position] = sizes
+    return sizes[passes(case.operation, batch, case.dtype, case.target, case.version)]

@@ -1,0 +1,135 @@
+"""suggest_fixes(): verified, minimal, ranked by added bytes, with runnable snippets."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.alignment import DTYPES, check, suggest_fixes
+
+SHAPED = ["copy_gmem_to_smem", "copy_smem_to_gmem", "pallas_call", "ref_union", "smem_alias"]
+COMMON_DTYPES = [
+    "bool", "int2", "int4", "uint4", "float4_e2m1fn", "int8", "float8_e4m3fn",
+    "float8_e4m3", "bfloat16", "float16", "int16", "float32", "int32",
+]  # fmt: skip
+quick = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_int4_copy_pads_to_the_first_size_passing_both_byte_checks() -> None:
+    best = suggest_fixes("copy_gmem_to_smem", [7], "int4")[0]
+    assert (best.kind, best.axis, best.shape, best.dtype) == ("pad", -1, (256,), "int4")
+    assert best.added_bytes == 124.5  # 256 × 4 bits = 128 bytes, minus 3.5
+    assert best.verified
+    assert best.code.before == "plgpu.SMEM((7,), jnp.int4)"
+    assert best.code.after == "plgpu.SMEM((256,), jnp.int4)"
+    assert "ml_dtypes.iinfo(dtype).bits" in best.validation
+
+
+def test_quickstart_pads_to_128_elements() -> None:
+    best = suggest_fixes("pallas_call", [8], "float32")[0]
+    assert (best.shape, best.added_bytes) == ((128,), 480.0)
+    assert best.code.after == "jax.ShapeDtypeStruct((128,), jnp.float32)"
+
+
+def test_pallas_call_int4_can_only_be_promoted() -> None:
+    fixes = suggest_fixes("pallas_call", [7], "int4")
+    assert {fix.kind for fix in fixes} == {"promote"}
+    assert (fixes[0].dtype, fixes[0].shape) == ("int16", (128,))
+
+
+def test_long_block_is_reshaped_to_2d() -> None:
+    best = suggest_fixes("pallas_call", [1024], "float32")[0]
+    assert (best.kind, best.shape, best.added_bytes) == ("reshape", (4, 256), 0.0)
+
+
+def test_bool_block_is_promoted_and_reshaped() -> None:
+    best = suggest_fixes("copy_gmem_to_smem", [1024], "bool")[0]
+    assert (best.kind, best.dtype, best.shape) == ("promote", "int8", (4, 256))
+
+
+def test_bitcast_offers_views_before_padding() -> None:
+    fixes = suggest_fixes("smem_bitcast", [6], "uint8", "float32")
+    views = [fix.target_dtype for fix in fixes if fix.kind == "view"]
+    assert views[:2] == ["bfloat16", "float16"]
+    pad = next(fix for fix in fixes if fix.kind == "pad")
+    assert (pad.shape, pad.added_bytes, pad.target_dtype) == ((8,), 2.0, "float32")
+    assert pad.code.after == "plgpu.SMEM((8,), jnp.uint8)  # viewed as jnp.float32"
+
+
+def test_no_fix_for_a_passing_case() -> None:
+    assert suggest_fixes("copy_gmem_to_smem", [256], "int4") == []
+
+
+def test_huge_dimensions_are_answered_without_scanning_them() -> None:
+    assert suggest_fixes("copy_gmem_to_smem", [2**31], "int4") == []
+    for fix in suggest_fixes("copy_smem_to_gmem", [3, 2**24 - 1], "int8"):
+        assert check("copy_smem_to_gmem", fix.shape, fix.dtype).ok
+
+
+def test_ranked_by_added_bytes_and_limited() -> None:
+    fixes = suggest_fixes("copy_gmem_to_smem", [3, 5], "int4", limit=3)
+    assert len(fixes) <= 3
+    assert [fix.added_bytes for fix in fixes] == sorted(fix.added_bytes for fix in fixes)
+
+
+@quick
+@given(
+    st.sampled_from(SHAPED),
+    st.lists(st.integers(0, 300), min_size=1, max_size=3).map(tuple),
+    st.sampled_from(COMMON_DTYPES),
+)
+def test_every_fix_passes_check(operation: str, shape: tuple[int, ...], dtype: str) -> None:
+    for fix in suggest_fixes(operation, shape, dtype):
+        assert fix.verified
+        assert check(operation, fix.shape, fix.dtype, fix.target_dtype).ok
+        old_bits = math.prod(shape) * DTYPES[dtype].bits
+        assert fix.added_bytes == (math.prod(fix.shape) * DTYPES[fix.dtype].bits - old_bits) / 8
+
+
+@quick
+@given(st.integers(1, 400), st.sampled_from(["uint8", "int8"]), st.sampled_from(COMMON_DTYPES))
+def test_bitcast_fixes_pass_check(size: int, dtype: str, target: str) -> None:
+    for fix in suggest_fixes("smem_bitcast", [size], dtype, target):
+        assert check("smem_bitcast", fix.shape, fix.dtype, fix.target_dtype).ok
+
+
+@quick
+@given(st.sampled_from(SHAPED), st.integers(0, 300), st.sampled_from(COMMON_DTYPES))
+def test_no_smaller_padding_passes(operation: str, size: int, dtype: str) -> None:
+    for fix in suggest_fixes(operation, [size], dtype, limit=10):
+        if fix.kind == "pad":
+            (padded,) = fix.shape
+            assert padded > size
+            smaller = range(size + 1, padded)
+            assert not any(check(operation, [n], dtype).ok for n in smaller)
+
+
+def run_validation(snippet: str) -> None:
+    exec(compile(snippet, "<validation>", "exec"), {})
+
+
+@pytest.mark.parametrize(
+    ("operation", "shape", "dtype", "target"),
+    [
+        ("copy_gmem_to_smem", (7,), "int4", None),
+        ("pallas_call", (8,), "float32", None),
+        ("pallas_call", (3, 5), "bfloat16", None),
+        ("ref_union", (3,), "int4", None),
+        ("smem_bitcast", (6,), "uint8", "float32"),
+    ],
+)
+def test_validation_snippet_accepts_the_fix_and_rejects_the_original(
+    operation: str, shape: tuple[int, ...], dtype: str, target: str | None
+) -> None:
+    fix = suggest_fixes(operation, shape, dtype, target)[0]
+    run_validation(fix.validation)
+    original = fix.validation.replace(f"shape, dtype = {fix.shape!r}", f"shape, dtype = {shape!r}")
+    original = original.replace(f"jnp.{fix.dtype}\n", f"jnp.{dtype}\n", 1)
+    if target is not None:
+        original = original.replace(f"jnp.{fix.target_dtype}\n", f"jnp.{target}\n", 1)
+    assert original != fix.validation
+    with pytest.raises(AssertionError):
+        run_validation(original)

@@ -1,0 +1,240 @@
+"""Rules as data: ids, records, and messages rendered exactly as each JAX release prints them."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.alignment import RULES, check
+from app.alignment.versions import parse_version
+
+CATALOG_IDS = [
+    "MGPU-COPY-INTEGER-BYTES",
+    "MGPU-COPY-WARPGROUP-BYTES",
+    "MGPU-ALIAS-BYTE-ALIGNED-BITCAST",
+    "MGPU-DTYPE-BITCAST-REGION",
+    "MGPU-REFUNION-BYTE-ALIGNED-SHAPES",
+    "MGPU-WGSTRIDED-ELEMENT-MULTIPLE",
+    "MGPU-ASYNC-STORE-INTEGER-BYTES",
+    "MGPU-ASYNC-STORE-WARPGROUP-BYTES",
+    "MGPU-DIALECT-ASYNC-STORE-BITS",
+    "MGPU-TMA-GMEM-STRIDES-16B",
+    "MGPU-TMA-LASTDIM-128BITS",
+    "MGPU-TMA-SWIZZLE-LASTDIM",
+    "MGPU-TMA-BOX-256",
+    "MGPU-TMA-LASTDIM-STRIDE1",
+    "MGPU-CPASYNC-ELEMENTS-128",
+    "MGPU-CPASYNC-4BYTES",
+    "MGPU-GATHER-TMA-128B",
+    "MGPU-SWIZZLE-VALUE",
+    "MGPU-SWIZZLE-TRAILING-DIM",
+    "MGPU-TILING-SWIZZLE-FIT",
+    "MGPU-FIND-SWIZZLE-16B",
+    "MGPU-BITWIDTH-POW2",
+    "MGPU-LAYOUTINF-MINOR-TILING-BYTES",
+    "MGPU-TRANSFER-VECTOR-BYTES",
+    "MGPU-TILINGTRANSFORM-DIVISIBILITY",
+]
+LATEST = parse_version("0.10.2")
+
+
+def first_message(*args: object, version: str = "0.10.2") -> str:
+    result = check(*args, jax_version=version)  # type: ignore[arg-type]
+    assert result.first_violation is not None
+    return result.first_violation.message
+
+
+def test_every_catalog_rule_is_present_with_its_rank() -> None:
+    ranked = {rule.catalog_rank: rule.id for rule in RULES.values() if rule.catalog_rank}
+    assert [ranked[rank] for rank in range(1, 26)] == CATALOG_IDS
+
+
+def test_record_ids_of_the_seed_rules() -> None:
+    records = {rule_id: RULES[rule_id].record_id for rule_id in CATALOG_IDS[:4]}
+    assert records == {
+        "MGPU-COPY-INTEGER-BYTES": "225d0e9c2ee22311",
+        "MGPU-COPY-WARPGROUP-BYTES": "ffb598de9e3ff51b",
+        "MGPU-ALIAS-BYTE-ALIGNED-BITCAST": "b6ff9cfce0e99931",
+        "MGPU-DTYPE-BITCAST-REGION": "19b6a360721eb407",
+    }
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "error_class"),
+    [
+        ("MGPU-COPY-INTEGER-BYTES", "ValueError"),
+        ("MGPU-COPY-WARPGROUP-BYTES", "NotImplementedError"),
+        ("MGPU-ALIAS-BYTE-ALIGNED-BITCAST", "NotImplementedError"),
+        ("MGPU-TILINGTRANSFORM-DIVISIBILITY", "AssertionError"),
+        ("MGPU-TILING-SWIZZLE-FIT", "NotImplementedError"),
+    ],
+)
+def test_error_classes(rule_id: str, error_class: str) -> None:
+    assert RULES[rule_id].error_class == error_class
+
+
+def test_integer_bytes_renders_list_and_mlir_type() -> None:
+    assert first_message("copy_gmem_to_smem", (3, 5), "int4") == (
+        "Can only transfer integer bytes (shape=[3, 5], dtype=i4)"
+    )
+    assert first_message("copy_gmem_to_smem", (7,), "bool") == (
+        "Can only transfer integer bytes (shape=[7], dtype=i1)"
+    )
+
+
+def test_async_store_renders_tuple_and_numpy_name() -> None:
+    assert first_message("async_store", (3, 5), "int4") == (
+        "Can only transfer integer bytes (shape=(3, 5), dtype=int4)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("0.6.0", "Only aligned copies are supported"),
+        ("0.7.0", "Only aligned copies are supported"),
+        (
+            "0.7.1",
+            "Only copies transferring a number of bytes divisible by the warpgroup size are "
+            "supported",
+        ),
+        (
+            "0.8.1",
+            "Only copies transferring a number of bytes divisible by the warpgroup size are "
+            "supported",
+        ),
+        (
+            "0.8.2",
+            "Only copies transferring a number of bytes divisible by the warpgroup size are "
+            "supported. Got bytes=32 but warpgroup size is 128",
+        ),
+        (
+            "0.10.2",
+            "Only copies transferring a number of bytes divisible by the warpgroup size are "
+            "supported. Got bytes=32 but warpgroup size is 128",
+        ),
+    ],
+)
+def test_warpgroup_bytes_wordings(version: str, message: str) -> None:
+    assert first_message("copy_gmem_to_smem", (8,), "float32", version=version) == message
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("0.4.38", "Ref must have a number of elements that is a multiple of 128 (got 32)"),
+        (
+            "0.10.2",
+            "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have "
+            "a number of elements that is a multiple of 128 (got 32)",
+        ),
+    ],
+)
+def test_element_multiple_wordings(version: str, message: str) -> None:
+    assert first_message("pallas_call", (32,), "float32", version=version) == message
+
+
+def test_element_multiple_says_256_is_not_a_multiple_of_128_for_int4() -> None:
+    assert first_message("pallas_call", (2, 256), "int4") == (
+        "memref<2x256xi4, strided<[256, 1], offset: ?>, #gpu.address_space<workgroup>> must "
+        "have a number of elements that is a multiple of 128 (got 512)"
+    )
+
+
+def test_last_dim_wordings() -> None:
+    rule = RULES["MGPU-TMA-LASTDIM-128BITS"]
+    quantities = {"slice_last": 3, "bits": 32, "zeroth_bits": 96, "zeroth_bytes": 12}
+    rendered = {v: rule.render(quantities, parse_version(v)) for v in ("0.4.38", "0.5.3", "0.6.0")}
+    assert rendered == {
+        "0.4.38": "Async copies require the number of bytes copied along the last dimension "
+        "to be divisible by 16, but got 12",
+        "0.5.3": "Async copies require the number of bytes copied along the last dimension "
+        "to be divisible by 16, but got 96",
+        "0.6.0": "Async copies require the number of bits copied along the last dimension "
+        "to be divisible by 128, but got 96",
+    }
+
+
+def test_box_tail_arrived_in_0_8_2() -> None:
+    old = first_message("copy_gmem_to_smem", (8, 512), "float32", version="0.8.1")
+    new = first_message("copy_gmem_to_smem", (8, 512), "float32", version="0.8.2")
+    assert old == "Async copies only support copying <=256 elements along each dimension"
+    assert new == f"{old}, got (8, 512)"
+
+
+def test_box_renders_the_shape_after_unit_dims_are_dropped() -> None:
+    assert first_message("copy_gmem_to_smem", (1, 512), "float32").endswith("got (512,)")
+
+
+def test_double_spaces_survive_rendering() -> None:
+    swizzle = RULES["MGPU-TMA-SWIZZLE-LASTDIM"].render(
+        {"swizzle": 128, "swizzle_elements": 32, "slice_last": 64}, LATEST
+    )
+    assert swizzle == (
+        "Async copies with swizzle=128 require the last dimension of the slice to be exactly "
+        "128 bytes i.e.  32 elements, but got 64 elements."
+    )
+    tiling = RULES["MGPU-TILING-SWIZZLE-FIT"].render(
+        {"swizzle_elements": 64, "tiling_minor": 32}, LATEST
+    )
+    assert tiling == "Minor tiling dimension does not fit swizzle:  expected 64, got 32"
+
+
+def test_refunion_glues_dtype_and_tuple() -> None:
+    assert first_message("ref_union", (3,), "int4") == (
+        "Only byte-aligned shapes are supported. Got shape: int4(3,)"
+    )
+
+
+def test_before_0_6_sub_byte_copies_hit_the_bytewidth_assert() -> None:
+    result = check("copy_gmem_to_smem", (256,), "int4", jax_version="0.5.3")
+    first = result.first_violation
+    assert first is not None
+    assert (first.rule_id, first.error_class, first.message) == (
+        "MGPU-COPY-INTEGER-BYTES",
+        "AssertionError",
+        "i4",
+    )
+
+
+def test_smem_capacity_limit_and_wording_changed_in_0_7_1() -> None:
+    shape = (223, 256)  # 228352 bytes + an 8-byte barrier
+    assert check("copy_gmem_to_smem", shape, "float32", jax_version="0.7.1").ok
+    assert first_message("copy_gmem_to_smem", shape, "float32", version="0.7.0") == (
+        "Mosaic GPU kernel exceeds available shared memory smem_bytes=228360 > 228000"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule_id", "failing", "passing"),
+    [
+        ("MGPU-SWIZZLE-VALUE", {"swizzle": 16}, {"swizzle": 128}),
+        (
+            "MGPU-SWIZZLE-TRAILING-DIM",
+            {"swizzle": 128, "bits": 16, "slice_last": 32},
+            {"swizzle": 128, "bits": 16, "slice_last": 64},
+        ),
+        ("MGPU-FIND-SWIZZLE-16B", {"minor_dim_bits": 192}, {"minor_dim_bits": 256}),
+        ("MGPU-CPASYNC-4BYTES", {"vector_length": 1, "bits": 16}, {"vector_length": 2, "bits": 16}),
+        ("MGPU-GATHER-TMA-128B", {"slice_last": 16, "bits": 8}, {"slice_last": 32, "bits": 8}),
+        ("MGPU-TMA-LASTDIM-STRIDE1", {"last_stride": 2}, {"last_stride": 1}),
+        (
+            "MGPU-LAYOUTINF-MINOR-TILING-BYTES",
+            {"tiling_minor": 3, "bits": 4},
+            {"tiling_minor": 4, "bits": 4},
+        ),
+        (
+            "MGPU-TILINGTRANSFORM-DIVISIBILITY",
+            {"tiled_dims": (64, 60), "tiling": (8, 32)},
+            {"tiled_dims": (64, 64), "tiling": (8, 32)},
+        ),
+    ],
+)
+def test_catalog_only_rule_conditions(rule_id: str, failing: dict, passing: dict) -> None:
+    rule = RULES[rule_id]
+    assert rule.fails(failing, LATEST)
+    assert not rule.fails(passing, LATEST)
+
+
+def test_a_rule_is_not_rendered_for_a_release_without_it() -> None:
+    with pytest.raises(LookupError):
+        RULES["MGPU-REFUNION-BYTE-ALIGNED-SHAPES"].wording(parse_version("0.6.0"))
