@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app.api import health, problems, records
+from app.api import compute, health, problems, records
 from app.api.limits import BodySizeLimit
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
@@ -41,5 +41,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(records.router)
     app.include_router(records.import_router)
+    app.include_router(compute.router)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     return app

@@ -154,7 +154,6 @@ def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> I
     env = {
         "ERRATA_DATABASE_URL": backend.new_database(),
         "ERRATA_ADMIN_TOKENS": ADMIN_TOKEN,
-        "ERRATA_SEED_PATHS": str(SEED_DIR),
     }
     server = start_server(env, tmp_path_factory.mktemp("server") / "server.log")
     yield server

@@ -103,21 +103,33 @@ def test_list_filters_and_pages_in_a_stable_order(
     assert seen == ids
 
 
-@pytest.mark.parametrize(
-    ("params", "expected"),
-    [
-        ({"errorClass": "NotImplementedError"}, {"ffb598de9e3ff51b", "b6ff9cfce0e99931"}),
-        ({"tag": "gmem-copy"}, {"225d0e9c2ee22311"}),
-        ({"q": "WARPGROUP divisible"}, {"ffb598de9e3ff51b"}),
-        ({"q": "int8 storage"}, {"225d0e9c2ee22311"}),
-        ({"q": "bitcast", "repo": "jax-ml/jax"}, {"b6ff9cfce0e99931", "19b6a360721eb407"}),
-        ({"q": "no-such-word-anywhere"}, set()),
-    ],
-)
-def test_search_filters(client: httpx.Client, params: dict[str, str], expected: set[str]) -> None:
-    body = client.get("/api/errors", params={"repo": "jax-ml/jax", **params}).json()
-    assert {item["id"] for item in body["items"]} == expected
-    assert body["total"] == len(expected)
+def test_search_filters(client: httpx.Client, curator: httpx.Client) -> None:
+    repo = f"example/{uuid.uuid4().hex[:8]}"
+    made = {
+        "a": new_record(repo=repo, errorClass="NotImplementedError", tags=["copy", "tma"]),
+        "b": new_record(repo=repo, severity="error", documentation="Pad the WARPGROUP block."),
+        "c": new_record(repo=repo, solutions=["Use int8 storage and unpack"], tags=["tma"]),
+        "d": new_record(repo=repo, errorMessage="50% of 100_000 rows"),
+    }
+    for item in made.values():
+        curator.put(f"/api/errors/{item['id']}", json={"record": item})
+
+    def found(**params: str) -> set[str]:
+        body = client.get("/api/errors", params={"repo": repo, **params}).json()
+        assert body["total"] == len(body["items"])
+        return {key for key, item in made.items() if item["id"] in {i["id"] for i in body["items"]}}
+
+    assert found() == {"a", "b", "c", "d"}
+    assert found(errorClass="NotImplementedError") == {"a"}
+    assert found(tag="tma") == {"a", "c"}
+    assert found(severity="error") == {"b"}
+    assert found(q="warpgroup PAD") == {"b"}
+    assert found(q="int8 storage") == {"c"}
+    assert found(q="50%") == {"d"}  # LIKE wildcards are literal
+    assert found(q="100_000") == {"d"}
+    assert found(q="no-such-word-anywhere") == set()
+    seeds = client.get("/api/errors", params={"q": "warpgroup", "repo": "jax-ml/jax"}).json()
+    assert "ffb598de9e3ff51b" in {item["id"] for item in seeds["items"]}
 
 
 def test_by_slug_and_related(client: httpx.Client) -> None:

@@ -1,0 +1,253 @@
+"""Compute: what JAX will raise for these values, and fixes that pass every check.
+
+Shared by the HTTP API, the web pages and the chat bots; errors carry their HTTP status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.alignment import (
+    OPERATIONS,
+    RULES,
+    AlignmentInputError,
+    CheckResult,
+    Fix,
+    Violation,
+    check,
+    parse_dtype,
+    suggest_fixes,
+    sweep,
+)
+from app.alignment.shapes import MAX_RANK
+from app.errors import InvalidInput
+from app.records.store import RecordStore
+
+T = TypeVar("T")
+MAX_BATCH = 100
+
+# Engine argument names → the request's camelCase field names.
+_FIELDS = {"target_dtype": "targetDtype", "jax_version": "jaxVersion", "other_dims": "otherDims"}
+
+
+class ComputeRequest(BaseModel):
+    """One case. Name the operation, or let a record id or a rule id imply it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    operation: str | None = Field(default=None, examples=["copy_gmem_to_smem"])
+    errorId: str | None = Field(default=None, max_length=64)
+    rule: str | None = Field(default=None, max_length=100, examples=["MGPU-COPY-INTEGER-BYTES"])
+    shape: Annotated[list[int], Field(max_length=MAX_RANK)] | str = Field(examples=[[7]])
+    dtype: str | None = Field(default=None, max_length=100, examples=["int4"])
+    targetDtype: str | None = Field(default=None, max_length=100)
+    jaxVersion: str | None = Field(default=None, max_length=40, examples=["0.10.2"])
+    maxFixes: int = Field(default=5, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _names_what_to_check(self) -> ComputeRequest:
+        if not (self.operation or self.errorId or self.rule):
+            raise ValueError("give one of operation, errorId or rule")
+        if isinstance(self.shape, str) and len(self.shape) > 500:
+            raise ValueError("shape text is longer than 500 characters")
+        return self
+
+
+class ViolationOut(BaseModel):
+    rule: str
+    errorId: str | None
+    errorClass: str
+    message: str = Field(description="Word for word what JAX raises.")
+    explanation: str
+
+
+class CodeOut(BaseModel):
+    before: str
+    after: str
+    validation: str
+
+
+class FixOut(BaseModel):
+    kind: str = Field(description="pad, reshape, promote or view")
+    axis: int | None
+    shape: list[int]
+    dtype: str
+    targetDtype: str | None
+    addedBytes: float
+    verified: bool
+    description: str
+    code: CodeOut
+
+
+class ComputeResponse(BaseModel):
+    ok: bool
+    operation: str
+    shape: list[int]
+    dtype: str
+    targetDtype: str | None
+    jaxVersion: str
+    firstViolation: ViolationOut | None
+    violations: list[ViolationOut]
+    fixes: list[FixOut]
+
+
+class BatchRequest(BaseModel):
+    cases: list[ComputeRequest] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class BatchResponse(BaseModel):
+    results: list[ComputeResponse]
+
+
+class SweepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    operation: str = Field(examples=["pallas_call"])
+    dtype: str = Field(max_length=100, examples=["float32"])
+    start: int = Field(ge=0, examples=[1])
+    stop: int = Field(ge=1, examples=[1025])
+    axis: int = -1
+    otherDims: Annotated[list[int], Field(max_length=MAX_RANK - 1)] = Field(default_factory=list)
+    targetDtype: str | None = Field(default=None, max_length=100)
+    jaxVersion: str | None = Field(default=None, max_length=40)
+
+
+class SweepResponse(BaseModel):
+    operation: str
+    dtype: str
+    axis: int
+    validSizes: list[int]
+    count: int
+
+
+def operations_for_rule(rule_id: str) -> list[str]:
+    return [
+        name
+        for name, operation in OPERATIONS.items()
+        if any(step.rule.id == rule_id for step in operation.steps)
+    ]
+
+
+class ComputeService:
+    """Maps a request onto the engine, and the engine's answer onto records."""
+
+    def __init__(self, store: RecordStore) -> None:
+        self.store = store
+        self._record_ids: dict[str, str | None] = {}
+
+    def operation_of(self, request: ComputeRequest, field_prefix: str = "") -> str:
+        if request.operation:
+            return request.operation
+        if request.errorId:
+            row = self.store.get(request.errorId)
+            annotation = self.store.annotation(row.id) or {}
+            operations = annotation.get("operations") or row.document.get("operations") or []
+            rule = annotation.get("rule") or row.rule
+            if not operations and rule:
+                operations = operations_for_rule(rule)
+            if not operations:
+                raise _invalid(
+                    f"{field_prefix}errorId", f"record {row.id!r} names no operation to compute"
+                )
+            return str(operations[0])
+        assert request.rule is not None
+        if request.rule not in RULES:
+            raise _invalid(f"{field_prefix}rule", f"unknown rule {request.rule!r}")
+        operations = operations_for_rule(request.rule)
+        if not operations:
+            raise _invalid(
+                f"{field_prefix}rule", f"rule {request.rule} belongs to no modelled operation"
+            )
+        return operations[0]
+
+    def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
+        operation = self.operation_of(request, field_prefix)
+        args: dict[str, Any] = {
+            "operation": operation,
+            "shape": request.shape,
+            "dtype": request.dtype,
+            "target_dtype": request.targetDtype,
+            "jax_version": request.jaxVersion,
+        }
+        result: CheckResult = _engine(check, field_prefix, **args)
+        fixes: list[Fix] = (
+            _engine(suggest_fixes, field_prefix, limit=request.maxFixes, **args)
+            if not result.ok and request.maxFixes
+            else []
+        )
+        violations = [self._violation(v) for v in result.violations]
+        return ComputeResponse(
+            ok=result.ok,
+            operation=result.operation,
+            shape=list(result.shape),
+            dtype=result.dtype.name,
+            targetDtype=result.target_dtype.name if result.target_dtype else None,
+            jaxVersion=result.jax_version,
+            firstViolation=violations[0] if violations else None,
+            violations=violations,
+            fixes=[_fix(fix) for fix in fixes],
+        )
+
+    def _violation(self, violation: Violation) -> ViolationOut:
+        if violation.rule_id not in self._record_ids:
+            row = self.store.record_for_rule(violation.rule_id)
+            self._record_ids[violation.rule_id] = row.id if row else violation.record_id
+        return ViolationOut(
+            rule=violation.rule_id,
+            errorId=self._record_ids[violation.rule_id],
+            errorClass=violation.error_class,
+            message=violation.message,
+            explanation=violation.explanation,
+        )
+
+
+def _fix(fix: Fix) -> FixOut:
+    return FixOut(
+        kind=fix.kind,
+        axis=fix.axis,
+        shape=list(fix.shape),
+        dtype=fix.dtype,
+        targetDtype=fix.target_dtype,
+        addedBytes=fix.added_bytes,
+        verified=fix.verified,
+        description=fix.description,
+        code=CodeOut(before=fix.code.before, after=fix.code.after, validation=fix.validation),
+    )
+
+
+def _invalid(field: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message}])
+
+
+def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
+    """Run an engine call; its input errors become 422s naming the request's field."""
+    try:
+        return call(**kwargs)
+    except AlignmentInputError as exc:
+        field = field_prefix + _FIELDS.get(exc.field, exc.field)
+        raise _invalid(field, str(exc)) from None
+
+
+def run_sweep(request: SweepRequest) -> SweepResponse:
+    sizes = _engine(
+        sweep,
+        "",
+        operation=request.operation,
+        dtype=request.dtype,
+        start=request.start,
+        stop=request.stop,
+        axis=request.axis,
+        other_dims=request.otherDims,
+        target_dtype=request.targetDtype,
+        jax_version=request.jaxVersion,
+    )
+    return SweepResponse(
+        operation=request.operation,
+        dtype=parse_dtype(request.dtype).name,
+        axis=request.axis,
+        validSizes=[int(size) for size in sizes],
+        count=len(sizes),
+    )

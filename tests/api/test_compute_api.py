@@ -1,0 +1,149 @@
+"""/api/compute over HTTP: verdicts in JAX's words, verified fixes, batch, sweep, bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api.test_records_api import assert_problem
+
+INT4_7 = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4", "jaxVersion": "0.10.2"}
+
+
+def test_int4_copy_fails_on_integer_bytes_and_gets_the_smallest_pad(client: httpx.Client) -> None:
+    body = client.post("/api/compute", json=INT4_7).json()
+    assert body["ok"] is False
+    first = body["firstViolation"]
+    assert first == {
+        "rule": "MGPU-COPY-INTEGER-BYTES",
+        "errorId": "225d0e9c2ee22311",
+        "errorClass": "ValueError",
+        "message": "Can only transfer integer bytes (shape=[7], dtype=i4)",
+        "explanation": "7 × 4 bits = 28 bits; 28 mod 8 = 4",
+    }
+    assert body["violations"][0] == first
+    assert [v["rule"] for v in body["violations"]][:2] == [
+        "MGPU-COPY-INTEGER-BYTES",
+        "MGPU-COPY-WARPGROUP-BYTES",
+    ]
+    best = body["fixes"][0]
+    assert (best["kind"], best["axis"], best["shape"], best["dtype"]) == ("pad", -1, [256], "int4")
+    assert best["addedBytes"] == 124.5
+    assert all(fix["verified"] for fix in body["fixes"])
+    assert "(7,)" in best["code"]["before"] and "(256,)" in best["code"]["after"]
+    assert "ml_dtypes.iinfo" in best["code"]["validation"]
+    assert "itemsize" not in best["code"]["validation"].split("#")[0]
+    added = [fix["addedBytes"] for fix in body["fixes"]]
+    assert added == sorted(added)
+
+
+def test_every_fix_is_confirmed_by_asking_again(client: httpx.Client) -> None:
+    for case in (INT4_7, {"operation": "pallas_call", "shape": [8], "dtype": "float32"}):
+        for fix in client.post("/api/compute", json=case).json()["fixes"]:
+            again = {
+                "operation": case["operation"],
+                "shape": fix["shape"],
+                "dtype": fix["dtype"],
+                "targetDtype": fix["targetDtype"],
+            }
+            assert client.post("/api/compute", json=again).json()["ok"] is True, fix
+
+
+def test_a_lowering_case_is_ok_with_no_fixes(client: httpx.Client) -> None:
+    body = client.post(
+        "/api/compute", json={"operation": "pallas_call", "shape": [128], "dtype": "float32"}
+    ).json()
+    assert (body["ok"], body["firstViolation"], body["violations"], body["fixes"]) == (
+        True,
+        None,
+        [],
+        [],
+    )
+
+
+def test_the_quickstart_sequence(client: httpx.Client) -> None:
+    """8 × f32 fails on warpgroup bytes; 32 × f32 on the element multiple; 128 lowers."""
+
+    def first(size: int) -> dict[str, Any] | None:
+        case = {"operation": "pallas_call", "shape": [size], "dtype": "float32"}
+        return client.post("/api/compute", json=case).json()["firstViolation"]
+
+    assert first(8)["message"].endswith("Got bytes=32 but warpgroup size is 128")  # type: ignore[index]
+    assert first(32)["message"] == (  # type: ignore[index]
+        "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> "
+        "must have a number of elements that is a multiple of 128 (got 32)"
+    )
+    assert first(128) is None
+
+
+def test_error_id_or_rule_implies_the_operation(client: httpx.Client) -> None:
+    by_record = client.post(
+        "/api/compute", json={"errorId": "ffb598de9e3ff51b", "shape": "(8,)", "dtype": "f32"}
+    ).json()
+    by_rule = client.post(
+        "/api/compute",
+        json={"rule": "MGPU-COPY-WARPGROUP-BYTES", "shape": "(8,)", "dtype": "jnp.float32"},
+    ).json()
+    assert by_record["operation"] == by_rule["operation"] == "copy_gmem_to_smem"
+    assert by_record["firstViolation"]["rule"] == "MGPU-COPY-WARPGROUP-BYTES"
+    assert by_record["dtype"] == by_rule["dtype"] == "float32"
+
+
+def test_older_jax_versions_use_their_own_wording(client: httpx.Client) -> None:
+    case = {"operation": "copy_gmem_to_smem", "shape": [8], "dtype": "float32"}
+    old = client.post("/api/compute", json={**case, "jaxVersion": "0.5.0"}).json()
+    new = client.post("/api/compute", json={**case, "jaxVersion": "0.10.2"}).json()
+    assert old["firstViolation"]["rule"] == new["firstViolation"]["rule"]
+    assert old["firstViolation"]["message"] != new["firstViolation"]["message"]
+
+
+def test_batch_and_sweep(client: httpx.Client) -> None:
+    cases = [INT4_7, {"operation": "pallas_call", "shape": [128], "dtype": "float32"}]
+    results = client.post("/api/compute/batch", json={"cases": cases}).json()["results"]
+    assert [r["ok"] for r in results] == [False, True]
+    sweep = client.post(
+        "/api/compute/sweep",
+        json={"operation": "pallas_call", "dtype": "bfloat16", "start": 1, "stop": 1025},
+    ).json()
+    assert sweep["validSizes"] == [128, 256]
+    for size in (64, 128, 200, 256, 384):
+        case = {"operation": "pallas_call", "shape": [size], "dtype": "bfloat16"}
+        verdict = client.post("/api/compute", json=case).json()["ok"]
+        assert verdict is (size in sweep["validSizes"])
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({**INT4_7, "dtype": "int5"}, "dtype"),
+        ({**INT4_7, "operation": "copy_everything"}, "operation"),
+        ({**INT4_7, "shape": [-3]}, "shape"),
+        ({**INT4_7, "shape": [10**7] * 9}, "shape"),
+        ({**INT4_7, "shape": [2**40]}, "shape"),
+        ({**INT4_7, "shape": "[3, banana]"}, "shape"),
+        ({**INT4_7, "jaxVersion": "not-a-version"}, "jaxVersion"),
+        ({"shape": [7], "dtype": "int4"}, "operation"),
+        ({**INT4_7, "operation": None, "rule": "MGPU-NOPE"}, "rule"),
+        ({"operation": "smem_bitcast", "shape": [6], "dtype": "uint8"}, "targetDtype"),
+    ],
+)
+def test_bad_input_is_a_422_naming_the_field(
+    client: httpx.Client, payload: dict[str, Any], field: str
+) -> None:
+    body = assert_problem(client.post("/api/compute", json=payload), 422)
+    assert field in body["detail"], body
+
+
+def test_batch_errors_name_the_case(client: httpx.Client) -> None:
+    cases = [INT4_7, {**INT4_7, "dtype": "int5"}]
+    body = assert_problem(client.post("/api/compute/batch", json={"cases": cases}), 422)
+    assert "cases.1.dtype" in body["detail"]
+
+
+def test_unknown_error_id_is_a_404(client: httpx.Client) -> None:
+    response = client.post(
+        "/api/compute", json={"errorId": "ffffffffffffffff", "shape": [7], "dtype": "int4"}
+    )
+    assert_problem(response, 404, "ffffffffffffffff")
