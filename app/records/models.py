@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, String, Text, func
+from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, String, Text, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -70,3 +70,13 @@ class AnnotationRow(Base):
     rule: Mapped[str | None] = mapped_column(String(100), index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     content_hash: Mapped[str] = mapped_column(String(64))
+
+
+class StoreState(Base):
+    """A single row whose version goes up with every write, so each worker can tell
+    cheaply whether its in-memory match index is stale."""
+
+    __tablename__ = "store_state"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger, default=0)

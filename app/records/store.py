@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Select, func, or_, select
+from sqlalchemy import Select, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from app.errors import InvalidInput, NotFound
-from app.records.models import AnnotationRow, RecordRow, RecordTag
+from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
 from app.records.validation import ValidAnnotation, ValidRecord
 
 MAX_PAGE_SIZE = 200
@@ -69,6 +69,15 @@ class RecordStore:
         if row is None:
             raise NotFound(f"No error record with slug {slug!r}.")
         return row
+
+    def version(self) -> int:
+        """Goes up with every write; readers compare it to know their caches are stale."""
+        return self.session.scalar(select(StoreState.version).where(StoreState.id == 1)) or 0
+
+    def _bump_version(self) -> None:
+        self.session.execute(
+            update(StoreState).where(StoreState.id == 1).values(version=StoreState.version + 1)
+        )
 
     def annotation(self, record_id: str) -> dict[str, Any] | None:
         row = self.session.get(AnnotationRow, record_id)
@@ -204,6 +213,7 @@ class RecordStore:
         else:
             outcome = Outcome.UPDATED
         _fill(row, record, dataset_version, content_hash)
+        self._bump_version()
         self.session.flush()
         return outcome
 
@@ -222,6 +232,7 @@ class RecordStore:
         row.rule = annotation.model.rule
         row.document = annotation.document
         row.content_hash = content_hash
+        self._bump_version()
         self.session.flush()
         return outcome
 

@@ -179,3 +179,19 @@ def test_bad_annotations_are_refused(session_factory: Factory) -> None:
     with session_factory() as session, pytest.raises(ImportFailed) as failure:
         import_text(RecordStore(session), json.dumps(bad), "notes.json")
     assert failure.value.issue.field == "corrections.0.problem"
+
+
+def test_the_store_version_moves_with_every_write_and_only_then(session_factory: Factory) -> None:
+    def version() -> int:
+        with session_factory() as session:
+            return RecordStore(session).version()
+
+    item = record()
+    start = version()
+    run(session_factory, json.dumps(item))
+    after_add = version()
+    run(session_factory, json.dumps(item))
+    assert after_add > start
+    assert version() == after_add  # unchanged import, same version
+    run(session_factory, json.dumps({**item, "documentation": "changed"}))
+    assert version() > after_add
