@@ -1,5 +1,46 @@
-"""Traceback matching: find known errors in pasted text and extract their values."""
+"""Traceback matching: find known errors in pasted text and extract their values.
 
+Plain Python (no web framework): the service layer maps these dataclasses to its schemas,
+``PasteTooLarge`` to 413 and ``UnreadablePaste`` to 422, and attaches the fixes.
+"""
+
+from app.matching.index import Hit, PatternEntry, PatternIndex, SkippedEntry
+from app.matching.matcher import FoundException, Match, MatchReport, match_paste
+from app.matching.normalize import (
+    MAX_PASTE_BYTES,
+    NormalizedPaste,
+    PasteError,
+    PasteTooLarge,
+    UnreadablePaste,
+    normalize,
+)
 from app.matching.templates import PatternError, compile_pattern, derive_pattern
+from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
+from app.matching.values import TypedValues, ValueSource, find_value_sources, type_values
 
-__all__ = ["PatternError", "compile_pattern", "derive_pattern"]
+__all__ = [
+    "MAX_PASTE_BYTES",
+    "ExceptionRecord",
+    "FoundException",
+    "Hit",
+    "Match",
+    "MatchReport",
+    "NormalizedPaste",
+    "PasteError",
+    "PasteTooLarge",
+    "PatternEntry",
+    "PatternError",
+    "PatternIndex",
+    "Reading",
+    "SkippedEntry",
+    "TypedValues",
+    "UnreadablePaste",
+    "ValueSource",
+    "compile_pattern",
+    "derive_pattern",
+    "find_value_sources",
+    "match_paste",
+    "normalize",
+    "read_exceptions",
+    "type_values",
+]

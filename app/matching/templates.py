@@ -19,6 +19,8 @@ import re2
 # (JAX, ``(3,)``); dtypes as MLIR text (``i4``, ``f8E4M3FN``, ``complex<f32>``) or numpy
 # names (``int4``); memref types nest angle brackets, so they end lazily at the next literal.
 SHAPE = r"[\[(][-\d,\s]*[\])]"
+LIST_SHAPE = r"\[[-\d,\s]*\]"  # an MLIR type's shape is a Python list
+TUPLE_SHAPE = r"\([-\d,\s]*\)"  # ``tuple(...)`` says so itself
 DTYPE = r"[A-Za-z]\w*(?:<[\w,\s]*>)?"
 NUMBER = r"\d+"
 MEMREF = r"[a-z]\w*<.+?>"
@@ -48,11 +50,19 @@ class Placeholder:
 
     expression: str
     name: str
-    kind: str  # "shape" | "dtype" | "number" | "memref" | "text"
+    kind: str  # "shape", "list_shape", "tuple_shape", "dtype", "number", "memref" or "text"
     self_documenting: bool  # ``{bytes=}`` renders as ``bytes=96``
 
 
-_SUBPATTERNS = {"shape": SHAPE, "dtype": DTYPE, "number": NUMBER, "memref": MEMREF, "text": TEXT}
+_SUBPATTERNS = {
+    "shape": SHAPE,
+    "list_shape": LIST_SHAPE,
+    "tuple_shape": TUPLE_SHAPE,
+    "dtype": DTYPE,
+    "number": NUMBER,
+    "memref": MEMREF,
+    "text": TEXT,
+}
 
 
 def derive_pattern(template: str) -> str:
@@ -165,9 +175,10 @@ def _strip_format(field: str) -> str:
 
 def _classify(expression: str) -> tuple[str, str]:
     """Name and value kind for a placeholder expression."""
+    wrapper = ""
     for call in _TRANSPARENT_CALLS:
         if expression.startswith(call + "(") and expression.endswith(")"):
-            expression = expression[len(call) + 1 : -1].strip()
+            expression, wrapper = expression[len(call) + 1 : -1].strip(), call
             break
     reference = _REFERENCE.fullmatch(expression)
     if reference is None:
@@ -182,6 +193,11 @@ def _classify(expression: str) -> tuple[str, str]:
     if lowered in ("element_type", "dtype") or lowered.endswith("_dtype"):
         return "dtype", "dtype"
     if lowered == "shape" or lowered.endswith("_shape"):
+        owner = reference["path"].rsplit(".", 2)[-2].lower() if "." in reference["path"] else ""
+        if wrapper == "tuple":
+            return "shape", "tuple_shape"
+        if owner.endswith(("_ty", "_type")) and not wrapper:
+            return "shape", "list_shape"
         return "shape", "shape"
     if lowered.endswith(("_ty", "_type")) or lowered == "memref":
         return "memref", "memref"
@@ -214,8 +230,8 @@ def _escape_literal(text: str) -> str:
 # --- compiling untrusted patterns ------------------------------------------------------
 
 MAX_PATTERN_CHARS = 4096
-# Per-pattern RE2 memory budget. Generous for a message pattern (a catalog pattern needs
-# a few KiB) yet small enough that 100,000 of them cannot exhaust the service.
+# Per-pattern RE2 memory budget: ample for a message pattern (a catalog pattern needs a
+# few KiB), and the point at which a hostile pattern is refused as too big.
 MAX_MEM_BYTES = 1 << 20
 
 _NAMED_GROUP = re.compile(r"(?<!\\)(?:\\\\)*\(\?P?<(\w+)>")
@@ -247,16 +263,21 @@ def compile_pattern(pattern: str) -> Any:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise PatternError(f"duplicate group names: {', '.join(duplicates)}")
+    compiled = compile_bounded(pattern)
+    if compiled.search("") is not None:
+        raise PatternError("pattern matches empty text, so it would match every paste")
+    return compiled
+
+
+def compile_bounded(pattern: str) -> Any:
+    """Compile with RE2 under the memory budget; ``PatternError`` if RE2 refuses."""
     options = re2.Options()
     options.max_mem = MAX_MEM_BYTES
     options.log_errors = False
     try:
-        compiled = re2.compile(pattern, options)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         raise PatternError(_reason(exc)) from None
-    if compiled.search("") is not None:
-        raise PatternError("pattern matches empty text, so it would match every paste")
-    return compiled
 
 
 def _reason(exc: Exception) -> str:

@@ -217,7 +217,6 @@ class RecordStore:
         self.session.flush()
         return outcome
 
-
     def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
         content_hash = _content_hash(annotation.document, None)
         row = self.session.get(AnnotationRow, annotation.model.recordId)

@@ -3,14 +3,53 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-CATALOG_PATH = Path(__file__).with_name("catalog_messages.json")
-CATALOG: list[dict[str, Any]] = json.loads(CATALOG_PATH.read_text())["constraints"]
+from app.matching.index import PatternEntry, PatternIndex
+from app.matching.templates import derive_pattern
+
+HERE = Path(__file__).parent
+FIXTURES = HERE.parent / "fixtures"
+TRACEBACKS = FIXTURES / "tracebacks"
+PASTES = FIXTURES / "pastes"
+SEEDS = HERE.parent.parent / "data" / "seeds"
+
+CATALOG: list[dict[str, Any]] = json.loads((HERE / "catalog_messages.json").read_text())[
+    "constraints"
+]
 WORDED = [rule for rule in CATALOG if rule["template"]]
 EXAMPLES = [
     (rule["rule_id"], rule["template"], example["text"], example["captures"])
     for rule in WORDED
     for example in rule["rendered_examples"]
 ]
+SEED_001 = json.loads((SEEDS / "001_08f723cb3bf58b12.txt").read_text())["record"]
+
+
+def catalog_entries() -> list[PatternEntry]:
+    """One entry per wording: each rule's current template, then its older ones."""
+    entries = []
+    for rule in WORDED:
+        metadata = {"rule_id": rule["rule_id"], "exception_class": rule["exception"]}
+        entries.append(
+            PatternEntry(rule["rule_id"], derive_pattern(rule["template"]), "current", metadata)
+        )
+        for number, template in enumerate(rule.get("older_templates", []), start=1):
+            variant = f"older wording {number}"
+            entries.append(
+                PatternEntry(rule["rule_id"], derive_pattern(template), variant, metadata)
+            )
+    return entries
+
+
+@cache
+def catalog_index() -> PatternIndex:
+    """The catalog's wordings plus seed 001's own pattern (which ends in a lazy group)."""
+    seed = PatternEntry(SEED_001["id"], SEED_001["messagePattern"], "seed pattern")
+    return PatternIndex.build([*catalog_entries(), seed])
+
+
+def fixture_text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")

@@ -1,0 +1,320 @@
+"""Many message patterns, one pass over the paste.
+
+Each pattern's longest required literal goes into one Aho-Corasick automaton; a scan of the
+text yields the few patterns whose literal occurs, and only those run through RE2 for their
+groups. The answers are those of running every pattern on every text, only faster:
+patterns without a usable literal are verified on every text (a small, capped bucket).
+
+RE2 ``Set`` is not used as the index: it stops compiling at ~1,250 patterns, returns no
+groups, and reports a DFA out of memory as "no match".
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import ahocorasick
+
+from app.matching.regex_syntax import (
+    SyntaxUnsupported,
+    extend_trailing_lazy,
+    parse,
+    prefix_pattern,
+    render,
+    required_literals,
+)
+from app.matching.templates import PatternError, compile_bounded, compile_pattern
+
+# A literal shorter than this would make its pattern a candidate for nearly every line.
+MIN_LITERAL = 4
+# Any stretch of a required literal is required too; a bounded key keeps the automaton small.
+MAX_KEY = 32
+# Patterns without a usable literal run on every text; more than this many is refused.
+MAX_UNINDEXED = 256
+# A truncated message must still show the first literal of at least MIN_HEAD characters,
+# up to HEAD_CHARS of it.
+MIN_HEAD, HEAD_CHARS = 12, 16
+COMPILED_CACHE_SIZE = 4096
+_ENDS_LAZY = re.compile(r"[*+?}]\?\)*\Z")
+_TEXT_ANCHOR = re.compile(r"\\[Az]")
+
+
+@dataclass(frozen=True)
+class PatternEntry:
+    """One wording of one record's message: several entries may share a record."""
+
+    record_id: str
+    pattern: str
+    variant: str = "current"
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """Pattern ``entry`` matched ``texts[text]``; captures keyed by group name or number."""
+
+    entry: int
+    text: int
+    captures: dict[str, str]
+    start: int
+    end: int
+    truncated: bool = False
+    coverage: float = 1.0  # share of the pattern's literal text present (truncated hits)
+
+
+@dataclass(frozen=True)
+class SkippedEntry:
+    entry: PatternEntry
+    reason: str
+
+
+EntryLike = PatternEntry | tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    pattern: str  # what actually runs: the entry's pattern, trailing lazy group extended
+    literals: tuple[str, ...]
+    head: str | None  # the first long literal, lowercased and cut to HEAD_CHARS
+
+
+class PatternIndex:
+    """Build once per set of records with ``PatternIndex.build``; safe to share between threads.
+
+    Patterns are compiled on first use and kept in a bounded cache, so a large index costs
+    only what its matched patterns need.
+    """
+
+    def __init__(
+        self,
+        entries: tuple[PatternEntry, ...],
+        prepared: list[_Prepared],
+        literals: ahocorasick.Automaton,
+        heads: ahocorasick.Automaton,
+        unindexed: tuple[int, ...],
+        skipped: tuple[SkippedEntry, ...],
+    ) -> None:
+        self.entries = entries
+        self.skipped = skipped
+        self._prepared = prepared
+        self._literals = literals
+        self._heads = heads
+        self._unindexed = unindexed
+        self._compiled: OrderedDict[int, Any] = OrderedDict()
+        self._prefixes: dict[int, Any] = {}
+        self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
+        self._lock = threading.Lock()
+        self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
+
+    @classmethod
+    def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
+        """Index ``entries`` (``PatternEntry`` or ``(record_id, pattern[, variant[, meta]])``)."""
+        kept: list[PatternEntry] = []
+        prepared: list[_Prepared] = []
+        skipped: list[SkippedEntry] = []
+        keys: dict[str, list[int]] = {}
+        heads: dict[str, list[int]] = {}
+        unindexed: list[int] = []
+        for item in entries:
+            entry = item if isinstance(item, PatternEntry) else PatternEntry(*item)
+            ready = _prepare(entry.pattern)
+            key = max(ready.literals, key=len, default="")[:MAX_KEY].lower()
+            if len(key) < MIN_LITERAL and len(unindexed) >= MAX_UNINDEXED:
+                reason = f"no literal text of {MIN_LITERAL}+ characters to index it by"
+                skipped.append(SkippedEntry(entry, reason))
+                continue
+            number = len(kept)
+            kept.append(entry)
+            prepared.append(ready)
+            if len(key) < MIN_LITERAL:
+                unindexed.append(number)
+            else:
+                keys.setdefault(key, []).append(number)
+            if ready.head:
+                heads.setdefault(ready.head, []).append(number)
+        return cls(
+            tuple(kept),
+            prepared,
+            _automaton(keys),
+            _automaton(heads),
+            tuple(unindexed),
+            tuple(skipped),
+        )
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def search(self, texts: Sequence[str]) -> list[Hit]:
+        """Every (entry, text) where the entry's pattern matches, ordered by text then entry."""
+        hits: list[Hit] = []
+        unindexed = self._present_unindexed(texts)
+        for number, candidates in enumerate(self._candidates(texts, self._literals)):
+            text = texts[number]
+            for entry in sorted(candidates.union(unindexed)):
+                compiled = self._compile(entry)
+                found = compiled.search(text) if compiled is not None else None
+                if found is not None:
+                    hits.append(Hit(entry, number, _captures(found), found.start(), found.end()))
+        return hits
+
+    def search_truncated(self, text: str) -> list[Hit]:
+        """Entries of which the end of ``text`` is the start of a match, cut off early.
+
+        Only patterns whose first long literal shows in ``text`` are tried, and only if
+        that literal lies inside the cut-off match, so a cut must leave enough of the
+        message to be sure.
+        """
+        hits: list[Hit] = []
+        [candidates] = self._candidates([text], self._heads)
+        for entry in sorted(candidates):
+            full = self._compile(entry)
+            prefix = self._prefix(entry)
+            if full is None or prefix is None or full.search(text) is not None:
+                continue
+            found = prefix.search(text)
+            if found is None:
+                continue
+            seen = text[found.start() :]
+            ready = self._prepared[entry]
+            if ready.head is None or ready.head not in seen.lower():
+                continue
+            captures = {k: v for k, v in _captures(found).items() if v}
+            coverage = _coverage(ready.literals, seen)
+            hits.append(Hit(entry, 0, captures, found.start(), len(text), True, coverage))
+        return hits
+
+    def pattern(self, entry: int) -> str:
+        """The pattern as it runs (a trailing lazy group extended to the end of the line)."""
+        return self._prepared[entry].pattern
+
+    def specificity(self, entry: int) -> tuple[int, int]:
+        """Orders entries matching the same text: more literal text, then fewer wildcards."""
+        prepared = self._prepared[entry]
+        return sum(map(len, prepared.literals)), -len(prepared.pattern)
+
+    def _candidates(self, texts: Sequence[str], automaton: ahocorasick.Automaton) -> list[set[int]]:
+        """One Aho-Corasick pass over all texts; the entries whose key occurs in each."""
+        found: list[set[int]] = [set() for _ in texts]
+        if automaton.kind != ahocorasick.AHOCORASICK:
+            return found
+        lowered = [text.lower() for text in texts]
+        starts = []
+        offset = 0
+        for text in lowered:
+            starts.append(offset)
+            offset += len(text) + 1
+        seen: set[tuple[int, int]] = set()
+        for end, (key_id, numbers) in automaton.iter("\n".join(lowered)):
+            line = bisect.bisect_right(starts, end) - 1
+            if (line, key_id) not in seen:
+                seen.add((line, key_id))
+                found[line].update(numbers)
+        return found
+
+    def _present_unindexed(self, texts: Sequence[str]) -> set[int]:
+        """Patterns without a literal that match somewhere: one search each, not one per text."""
+        joined = "\n".join(texts)
+        return {entry for entry in self._unindexed if self._matches_somewhere(entry, joined)}
+
+    def _matches_somewhere(self, entry: int, joined: str) -> bool:
+        """Whether the entry matches some line of ``joined`` (``^``/``$`` at each line break)."""
+        if self._compile(entry) is None:
+            return False
+        pattern = self._prepared[entry].pattern
+        if _TEXT_ANCHOR.search(pattern):
+            return True  # \A and \z still mean the whole text: try it on every line
+        with self._lock:
+            multiline = self._multiline.get(entry)
+        if multiline is None:
+            multiline = compile_bounded("(?m)" + pattern)
+            with self._lock:
+                self._multiline[entry] = multiline
+        return multiline.search(joined) is not None
+
+    def _compile(self, entry: int) -> Any:
+        with self._lock:
+            compiled = self._compiled.get(entry)
+            if compiled is not None:
+                self._compiled.move_to_end(entry)
+                return compiled
+            if entry in self.broken:
+                return None
+        try:
+            compiled = compile_pattern(self._prepared[entry].pattern)
+        except PatternError as exc:
+            with self._lock:
+                self.broken[entry] = str(exc)
+            return None
+        with self._lock:
+            self._compiled[entry] = compiled
+            if len(self._compiled) > COMPILED_CACHE_SIZE:
+                self._compiled.popitem(last=False)
+        return compiled
+
+    def _prefix(self, entry: int) -> Any:
+        with self._lock:
+            if entry in self._prefixes:
+                return self._prefixes[entry]
+        try:
+            prefix = prefix_pattern(parse(self._prepared[entry].pattern))
+            compiled = compile_bounded(f"(?:{prefix})\\z")
+        except (SyntaxUnsupported, PatternError, RecursionError):
+            compiled = None
+        with self._lock:
+            self._prefixes[entry] = compiled
+        return compiled
+
+
+@lru_cache(maxsize=1 << 18)
+def _prepare(pattern: str) -> _Prepared:
+    """Analyse one pattern; cached, since a rebuilt index mostly holds the same patterns."""
+    if _ENDS_LAZY.search(pattern):
+        with suppress(SyntaxUnsupported):
+            pattern = render(extend_trailing_lazy(parse(pattern)))
+    try:
+        literals = tuple(required_literals(pattern))
+    except SyntaxUnsupported:
+        literals = ()
+    head = next((run for run in literals if len(run) >= MIN_HEAD), None)
+    return _Prepared(pattern, literals, head[:HEAD_CHARS].lower() if head else None)
+
+
+def _automaton(keys: dict[str, list[int]]) -> ahocorasick.Automaton:
+    automaton = ahocorasick.Automaton()
+    for key_id, (key, numbers) in enumerate(keys.items()):
+        automaton.add_word(key, (key_id, tuple(numbers)))
+    if keys:
+        automaton.make_automaton()
+    return automaton
+
+
+def _captures(found: Any) -> dict[str, str]:
+    """Named groups by name, unnamed ones by number (``"1"``); unmatched groups left out."""
+    names = {index: name for name, index in found.re.groupindex.items()}
+    captures: dict[str, str] = {}
+    for index in range(1, found.re.groups + 1):
+        value = found.group(index)
+        if value is not None:
+            captures[names.get(index, str(index))] = value
+    return captures
+
+
+def _coverage(literals: Sequence[str], seen: str) -> float:
+    """Share of the pattern's literal text visible in ``seen``, up to where it was cut."""
+    total = sum(len(run) for run in literals)
+    present = 0
+    for run in literals:
+        if run in seen:
+            present += len(run)
+            continue
+        present += max((k for k in range(len(run), 0, -1) if seen.endswith(run[:k])), default=0)
+        break
+    return present / total if total else 0.0

@@ -1,0 +1,307 @@
+"""Find every exception in a paste: the grammar of Python, IPython and JAX tracebacks.
+
+Python prints a chain cause-first: the root cause's traceback comes first, then "The above
+exception was the direct cause of the following exception:" (or "During handling of the
+above exception, another exception occurred:"), then the next. JAX adds two things:
+
+* by default a ``jax._src.source_info_util.JaxStackTraceBeforeTransformation: <Class>:
+  <msg>`` block announces the error before the lowering traceback that ends in the same
+  ``<Class>: <msg>``. Both are one error, so they are merged into one record;
+* with ``JAX_PALLAS_VERBOSE_ERRORS=1`` a ``LoweringError: Exception while lowering eqn:``
+  wraps the real error, which is printed earlier in the chain, so it stays the root.
+
+The reader also accepts a lone ``ValueError: ...`` line with no traceback, IPython's
+layout (``---> 14`` arrows, ``Cell In[3], line 14``, frames separated by blank lines),
+``ExceptionGroup`` trees (``| `` prefixes) and tracebacks missing their first lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+# Wrappers whose message is another exception's "<Class>: <msg>".
+ANNOUNCING_WRAPPERS = frozenset({"JaxStackTraceBeforeTransformation", "UnfilteredStackTrace"})
+# Wrappers whose real cause is printed earlier in the chain.
+CHAINED_WRAPPERS = frozenset({"LoweringError"})
+MAX_MESSAGE_LINES = 200
+
+_CLASS = r"[A-Za-z_]\w*(?:\.[A-Za-z_<>][\w<>]*)*"
+# Outside a traceback only names that read like exceptions count, so that "Note: ..." or
+# "Solution: ..." in a chat message is not taken for an error.
+_EXCEPTION_NAME = (
+    r"(?:Error|Exception|Warning|Interrupt|Exit|Group|Iteration|Failure|Fault"
+    r"|Transformation|StackTrace|Traceback)"
+)
+_EXCEPTION_LINE = re.compile(rf"(?P<cls>{_CLASS})(?::(?: ?(?P<msg>.*))?)?")
+_STRICT_EXCEPTION = re.compile(rf"(?P<cls>{_CLASS}{_EXCEPTION_NAME})(?:: ?(?P<msg>.*))?")
+
+_TRACEBACK_HEADER = re.compile(r"\s*Traceback \(most recent call last\):?\s*")
+_IPYTHON_HEADER = re.compile(rf"(?P<cls>{_CLASS})\s{{2,}}Traceback \(most recent call last\)\s*")
+_GROUP_HEADER = re.compile(r"\s*\+ Exception Group Traceback \(most recent call last\):\s*")
+_GROUP_SEPARATOR = re.compile(r"\s*(?:\+-)*\+-{3,}.*")
+_GROUP_BAR = re.compile(r"\s*\|(?: |$)")
+_CHAIN_LINKS = {
+    "The above exception was the direct cause of the following exception:": "cause",
+    "During handling of the above exception, another exception occurred:": "context",
+}
+_SEPARATOR = re.compile(r"-{4,}")
+_FRAME = re.compile(
+    r"\s*File \".*\", line \d+"  # Python
+    r"|\s*File (?:<[^<>]+>|[^\s,]+):\d+(?:, in .*)?$"  # IPython 8: "File ~/x.py:182, in f(x)"
+    r"|Cell In\s?\[\d*\], line \d+"  # IPython 8 / Jupyter
+    r"|\s*<ipython-input-[\w-]+> in "  # IPython 7
+    r"|\S+\.py in \S+\(.*\)$"  # IPython 7 library frames
+)
+_SOURCE = re.compile(
+    r"\s*[~^]+\s*$"  # carets under the failing expression
+    r"|\s*(?:-*>\s*)?\d+\s"  # IPython's numbered source lines, "---> 14 ..."
+    r"|\s*\[(?:Previous line repeated|\.\.\. skipping)"
+    r"|\s*\.\.\.\s*$"
+)
+_JAX_TEXT = (
+    "The preceding stack trace is the source of the JAX operation",
+    "For simplicity, JAX has removed its internal frames",
+    "The stack trace below excludes JAX-internal frames.",
+    "The preceding is the original exception that occurred, unmodified.",
+)
+# Markers that dashboards and chat tools leave where they cut a long line.
+TRUNCATION = re.compile(
+    r"\s*(?:…|\.\.\.|\[\.\.\.\]|\[truncated\]|\(truncated\)|<truncated>)\s*(?:\|\s*)?$"
+)
+
+
+@dataclass(frozen=True)
+class ExceptionRecord:
+    """One exception found in the paste. Line numbers index the normalized lines."""
+
+    qualified_class: str  # as printed: "jax._src.pallas.mosaic_gpu.lowering.LoweringError"
+    message_lines: tuple[str, ...]
+    line: int  # where the "<Class>: <msg>" line is (its last printing, if repeated)
+    message_line_numbers: tuple[int, ...]
+    chain: int
+    chain_position: int  # 0 is the root cause, printed first
+    link: str | None  # how this one follows the previous: "cause" or "context"
+    wrapped_by: tuple[str, ...] = ()
+    repeats: tuple[int, ...] = ()  # other lines where the same exception was printed
+    in_traceback: bool = False
+    notes: tuple[str, ...] = ()
+    truncated: bool = False
+
+    @property
+    def short_class(self) -> str:
+        return self.qualified_class.rsplit(".", 1)[-1]
+
+    @property
+    def message(self) -> str:
+        return "\n".join(self.message_lines)
+
+    @property
+    def is_wrapper(self) -> bool:
+        """JAX's verbose ``LoweringError``: the real error is its cause, earlier in the chain."""
+        return self.short_class in CHAINED_WRAPPERS
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The exceptions in a paste, and which lines are traceback furniture."""
+
+    exceptions: list[ExceptionRecord]
+    # Headers, frames, source lines, chain sentences: a message quoted in a source line
+    # (``raise ValueError("Only byte-aligned ...")``) is not an error of its own.
+    structure: frozenset[int]
+
+
+def read_exceptions(lines: Sequence[str]) -> Reading:
+    """Every exception in ``lines``, chains merged and numbered root-first."""
+    reader = _Reader(_strip_group_bars(lines))
+    reader.run()
+    return Reading(_finish(reader.found), frozenset(reader.structure))
+
+
+def _strip_group_bars(lines: Sequence[str]) -> list[str]:
+    """Remove the ``| `` prefixes ExceptionGroup tracebacks put before nested lines."""
+    if not any(_GROUP_HEADER.match(line) for line in lines):
+        return list(lines)
+    stripped = []
+    for line in lines:
+        while (bar := _GROUP_BAR.match(line)) is not None:
+            line = line[bar.end() :]
+        stripped.append(line)
+    return stripped
+
+
+class _Reader:
+    """A single forward pass over the lines: outside a traceback, or among its frames."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.found: list[ExceptionRecord] = []
+        self.structure: set[int] = set()
+        self.chain = -1
+        self.link: str | None = None  # set by a chain sentence, used by the next exception
+        self.in_frames = False
+        self.header_indent = 0
+        self.pos = 0
+
+    def run(self) -> None:
+        while self.pos < len(self.lines):
+            self.pos += 1
+            self._step(self.lines[self.pos - 1])
+
+    def _step(self, text: str) -> None:
+        stripped = text.strip()
+        if self.in_frames or _is_furniture(text):
+            self.structure.add(self.pos - 1)
+        if stripped in _CHAIN_LINKS:
+            self.link = _CHAIN_LINKS[stripped]
+            self.in_frames = False
+        elif _TRACEBACK_HEADER.fullmatch(text) or _GROUP_HEADER.fullmatch(text):
+            self._enter_frames(_indent(text))
+        elif _IPYTHON_HEADER.fullmatch(text):
+            self._enter_frames(0)
+        elif _GROUP_SEPARATOR.fullmatch(text):
+            self.in_frames = False
+            self.link = None
+        elif _FRAME.match(text):
+            if not self.in_frames:
+                self._enter_frames(max(0, _indent(text) - 2))
+        elif self.in_frames:
+            self._in_frames(text)
+        elif not stripped or _SEPARATOR.fullmatch(stripped) or stripped.startswith(_JAX_TEXT):
+            return
+        else:
+            found = _STRICT_EXCEPTION.fullmatch(stripped)
+            if found is not None:
+                self._exception(found, in_traceback=False)
+
+    def _enter_frames(self, indent: int) -> None:
+        if not self.in_frames and self.link is None:
+            self.chain += 1
+        self.in_frames = True
+        self.header_indent = indent
+
+    def _in_frames(self, text: str) -> None:
+        if not text.strip() or _SOURCE.match(text) or _indent(text) > self.header_indent:
+            return  # source lines, carets, and IPython's blank lines between frames
+        found = _EXCEPTION_LINE.fullmatch(text.strip())
+        self.in_frames = False
+        self.structure.discard(self.pos - 1)
+        if found is not None:
+            self._exception(found, in_traceback=True)
+
+    def _exception(self, found: re.Match[str], in_traceback: bool) -> None:
+        line = self.pos - 1
+        if not in_traceback and self.link is None:
+            self.chain += 1
+        cls, first = found["cls"], found["msg"] or ""
+        wrapped_by: tuple[str, ...] = ()
+        short = cls.rsplit(".", 1)[-1]
+        inner = _EXCEPTION_LINE.fullmatch(first) if short in ANNOUNCING_WRAPPERS else None
+        if inner is not None:
+            wrapped_by = (short,)
+            cls, first = inner["cls"], inner["msg"] or ""
+        message, numbers = self._message(first, line)
+        notes = self._notes()
+        truncated = bool(TRUNCATION.search(message[-1]))
+        if truncated:
+            message[-1] = TRUNCATION.sub("", message[-1])
+        self.found.append(
+            ExceptionRecord(
+                qualified_class=cls,
+                message_lines=tuple(message),
+                line=line,
+                message_line_numbers=tuple(numbers),
+                chain=self.chain,
+                chain_position=0,
+                link=self.link,
+                wrapped_by=wrapped_by,
+                in_traceback=in_traceback,
+                notes=tuple(notes),
+                truncated=truncated,
+            )
+        )
+        self.link = None
+
+    def _message(self, first: str, line: int) -> tuple[list[str], list[int]]:
+        """The message's first line and the lines continuing it, up to a blank or structure."""
+        message, numbers = [first], [line]
+        while self.pos < len(self.lines) and len(message) < MAX_MESSAGE_LINES:
+            text = self.lines[self.pos]
+            if not text.strip() or _ends_message(text):
+                break
+            message.append(text)
+            numbers.append(self.pos)
+            self.pos += 1
+        return message, numbers
+
+    def _notes(self) -> list[str]:
+        """JAX's footer: a dashed line, then its note, right after the message."""
+        if self.pos + 1 >= len(self.lines):
+            return []
+        if not _SEPARATOR.fullmatch(self.lines[self.pos].strip()):
+            return []
+        notes = []
+        position = self.pos + 1
+        while position < len(self.lines) and self.lines[position].strip():
+            text = self.lines[position]
+            if _ends_message(text) and not text.strip().startswith(_JAX_TEXT):
+                break
+            notes.append(text.strip())
+            position += 1
+        if notes:
+            self.structure.update(range(self.pos, position))
+            self.pos = position
+        return notes
+
+
+def _is_furniture(text: str) -> bool:
+    """The grammar's own lines: headers, frames, chain sentences, separators, JAX's notes."""
+    stripped = text.strip()
+    return bool(
+        stripped in _CHAIN_LINKS
+        or _TRACEBACK_HEADER.fullmatch(text)
+        or _IPYTHON_HEADER.fullmatch(text)
+        or _GROUP_HEADER.fullmatch(text)
+        or _GROUP_SEPARATOR.fullmatch(text)
+        or _SEPARATOR.fullmatch(stripped)
+        or _FRAME.match(text)
+        or stripped.startswith(_JAX_TEXT)
+    )
+
+
+def _ends_message(text: str) -> bool:
+    """A message runs on until a blank line, furniture, or the next exception line."""
+    return _is_furniture(text) or _STRICT_EXCEPTION.fullmatch(text.strip()) is not None
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip(" "))
+
+
+def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
+    """Merge an error printed twice in one chain, then number each chain root-first."""
+    merged: list[ExceptionRecord] = []
+    seen: dict[tuple[int, str, str], int] = {}
+    for record in found:
+        key = (record.chain, record.short_class, record.message_lines[0])
+        if key not in seen:
+            seen[key] = len(merged)
+            merged.append(record)
+            continue
+        first = merged[seen[key]]
+        merged[seen[key]] = replace(
+            record,
+            repeats=(*first.repeats, first.line),
+            wrapped_by=first.wrapped_by + record.wrapped_by,
+            link=first.link,
+            in_traceback=first.in_traceback or record.in_traceback,
+        )
+    positions: dict[int, int] = {}
+    numbered = []
+    for record in merged:
+        position = positions.get(record.chain, 0)
+        positions[record.chain] = position + 1
+        numbered.append(replace(record, chain_position=position))
+    return numbered

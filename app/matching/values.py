@@ -1,0 +1,229 @@
+"""Captured strings to typed values: shapes, dtypes, bit and byte counts, memory spaces.
+
+Captures go through the alignment engine's own parsers, so ``[7]``, ``(3, 5)``,
+``int4(3,)``, ``i4`` and ``memref<32xf32, ...>`` mean what they mean everywhere else in
+errata. A message that lacks a value (the oldest warpgroup wording has no byte count and
+no shape) is completed from the rest of the paste: the memref types of a verbose error,
+jaxpr avals, or the user's own ``ShapeDtypeStruct``/``jnp.arange``/``SMEM`` calls. Values
+found that way are listed in ``inferred``, so the service can say it guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from app.alignment import AlignmentInputError, parse_dtype, parse_memref, parse_shape
+
+SMEM = "smem"
+GMEM = "gmem"
+
+# Captured numbers that are one of the typed quantities, by group name.
+_QUANTITIES = {
+    "bytes": "bytes",
+    "total_bits": "bits",
+    "shape_bitwidth": "bits",
+    "prod_shape": "element_count",
+}
+# Counts that follow from shape and dtype.
+_DERIVED = ("element_count", "bits", "bytes")
+_SELF_DOCUMENTED = re.compile(r"(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<value>.+)")
+_INTEGER = re.compile(r"\d+")
+_SHAPE_TEXT = re.compile(r"(?:[A-Za-z_][\w.]*)?[\[(][-\d,\s]*[\])]")
+
+
+@dataclass
+class TypedValues:
+    """What a match says about the failing buffer; ``None`` where nothing says it."""
+
+    shape: list[int] | None = None
+    dtype: str | None = None  # canonical numpy / ml_dtypes name: "int4", "float32"
+    bit_width: int | None = None  # bits per element
+    element_count: int | None = None
+    bits: int | None = None  # total
+    bytes: int | None = None  # total, when the bits make whole bytes
+    memory_space: str | None = None  # "smem" or "gmem"
+    numbers: dict[str, int] = field(default_factory=dict)  # other numeric captures
+    inferred: list[str] = field(default_factory=list)  # keys taken from elsewhere
+    unparsed: list[str] = field(default_factory=list)  # captures the parsers rejected
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """A shape/dtype found somewhere in the paste, outside the matched message."""
+
+    line: int
+    shape: tuple[int, ...]
+    dtype: str
+    bit_width: int
+    memory_space: str | None
+
+
+def type_values(captures: Mapping[str, str]) -> TypedValues:
+    """Type what a message's captures say, and the counts that follow from it."""
+    values = TypedValues()
+    for name, raw in captures.items():
+        _read_capture(values, name, raw.strip())
+    _derive(values)
+    return values
+
+
+def needs_context(values: TypedValues) -> bool:
+    """Whether the message left the buffer's shape or dtype unsaid."""
+    return values.shape is None or values.dtype is None
+
+
+def infer_missing(values: TypedValues, sources: Sequence[ValueSource], line: int) -> None:
+    """Complete ``values`` from the source agreeing with them, nearest to ``line`` first."""
+    source = _best_source(values, sources, line)
+    if source is None:
+        return
+    unknown = [key for key in _DERIVED if getattr(values, key) is None]
+    _adopt(values, source)
+    _derive(values)
+    values.inferred += [key for key in unknown if getattr(values, key) is not None]
+
+
+def _read_capture(values: TypedValues, name: str, raw: str) -> None:
+    documented = _SELF_DOCUMENTED.fullmatch(raw) if name.isdigit() else None
+    if documented is not None:  # an unnamed group that took "bytes=32" whole
+        name, raw = documented["name"], documented["value"].strip()
+    try:
+        if name.startswith("memref") or raw.startswith("memref<"):
+            memref = parse_memref(raw)
+            values.shape = list(memref.dims)
+            _set_dtype(values, memref.dtype.name, memref.dtype.bits)
+            values.memory_space = memref.memory_space
+        elif _INTEGER.fullmatch(raw):
+            key = _QUANTITIES.get(name)
+            if key is not None:
+                setattr(values, key, int(raw))
+            else:
+                values.numbers[name] = int(raw)
+        elif name.startswith("shape") or _SHAPE_TEXT.fullmatch(raw):
+            spec = parse_shape(raw)
+            values.shape = list(spec.dims)
+            if spec.dtype is not None:
+                _set_dtype(values, spec.dtype.name, spec.dtype.bits)
+        elif name.startswith("dtype") or name.isdigit():
+            dtype = parse_dtype(raw)
+            _set_dtype(values, dtype.name, dtype.bits)
+    except AlignmentInputError:
+        if not name.isdigit():  # an unnamed group is often just text
+            values.unparsed.append(name)
+
+
+def _set_dtype(values: TypedValues, name: str, bits: int) -> None:
+    values.dtype = name
+    values.bit_width = bits
+
+
+def _derive(values: TypedValues) -> None:
+    """Fill the counts that follow from the others."""
+    if values.shape is not None and values.element_count is None:
+        values.element_count = math.prod(values.shape)
+    if values.bits is None and values.element_count is not None and values.bit_width:
+        values.bits = values.element_count * values.bit_width
+    if values.bits is None and values.bytes is not None:
+        values.bits = values.bytes * 8
+    if values.bytes is None and values.bits is not None and values.bits % 8 == 0:
+        values.bytes = values.bits // 8
+
+
+def _best_source(
+    values: TypedValues, sources: Sequence[ValueSource], line: int
+) -> ValueSource | None:
+    """The source agreeing with what the message says, preferring SMEM, then nearness."""
+
+    def agrees(source: ValueSource) -> bool:
+        count = math.prod(source.shape)
+        return (
+            (values.dtype is None or values.dtype == source.dtype)
+            and (values.shape is None or list(source.shape) == values.shape)
+            and (values.element_count is None or values.element_count == count)
+            and (values.bits is None or values.bits == count * source.bit_width)
+        )
+
+    fitting = [source for source in sources if agrees(source)]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda s: (s.memory_space != SMEM, abs(s.line - line)))
+
+
+def _adopt(values: TypedValues, source: ValueSource) -> None:
+    if values.shape is None:
+        values.shape = list(source.shape)
+        values.inferred.append("shape")
+    if values.dtype is None:
+        _set_dtype(values, source.dtype, source.bit_width)
+        values.inferred.extend(["dtype", "bit_width"])
+    if values.memory_space is None and source.memory_space is not None:
+        values.memory_space = source.memory_space
+        values.inferred.append("memory_space")
+
+
+# --- where else a paste states shapes and dtypes -----------------------------------------
+
+_MEMREF_START = re.compile(r"memref<")
+_SHAPE_DTYPE_STRUCT = re.compile(
+    r"ShapeDtypeStruct\(\s*(?:shape\s*=\s*)?(?P<shape>\([^()]*\)|\[[^\[\]]*\])\s*,"
+    r"\s*(?:dtype\s*=\s*)?(?P<dtype>[\w.]+)"
+)
+_SMEM_CALL = re.compile(
+    r"\bSMEM\(\s*(?P<shape>\([^()]*\)|\[[^\[\]]*\])\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>[\w.]+)"
+)
+_ARRAY_CALL = re.compile(
+    r"\b(?:jnp|np|numpy|jax\.numpy)\.(?:zeros|ones|empty|arange|full)\(\s*"
+    r"(?P<shape>\([^()]*\)|\[[^\[\]]*\]|\d+)"
+    r"(?:\s*,\s*[^,()=]+)?"  # jnp.full's fill value
+    r"\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>(?:jnp|np|numpy|jax\.numpy)\.\w+|'\w+'|\"\w+\")"
+)
+# jaxpr avals: "f32[8]", "Ref<smem>{f32[1,8]}"
+_AVAL = re.compile(
+    r"(?:Ref<(?P<space>\w+)>\{)?\b(?P<dtype>[a-z]+\d+(?:_\w+)?)\[(?P<dims>[\d,\s]*)\]"
+)
+
+
+def find_value_sources(lines: Sequence[str]) -> list[ValueSource]:
+    """Every shape/dtype pair stated in ``lines``, in paste order."""
+    return [
+        ValueSource(number, dims, dtype, bits, space)
+        for number, line in enumerate(lines)
+        for dims, dtype, bits, space in _stated_values(line)
+    ]
+
+
+def _stated_values(line: str) -> Iterator[tuple[tuple[int, ...], str, int, str | None]]:
+    """(dims, dtype name, bit width, memory space) for each value stated in ``line``."""
+    for text in _memref_texts(line):
+        with suppress(AlignmentInputError):
+            memref = parse_memref(text)
+            yield memref.dims, memref.dtype.name, memref.dtype.bits, memref.memory_space
+    for pattern, space in ((_SHAPE_DTYPE_STRUCT, None), (_SMEM_CALL, SMEM), (_ARRAY_CALL, None)):
+        for found in pattern.finditer(line):
+            with suppress(AlignmentInputError):
+                shape = found["shape"]
+                dims = (int(shape),) if shape.isdigit() else parse_shape(shape).dims
+                dtype = parse_dtype(found["dtype"])
+                yield tuple(dims), dtype.name, dtype.bits, space
+    for found in _AVAL.finditer(line):
+        with suppress(AlignmentInputError):
+            dtype = parse_dtype(found["dtype"])
+            dims = tuple(int(d) for d in found["dims"].split(",") if d.strip())
+            yield dims, dtype.name, dtype.bits, {"smem": SMEM, "gmem": GMEM}.get(found["space"])
+
+
+def _memref_texts(line: str) -> list[str]:
+    """``memref<...>`` substrings, with their nested angle brackets balanced."""
+    texts = []
+    for start in _MEMREF_START.finditer(line):
+        depth = 0
+        for index in range(start.end() - 1, len(line)):
+            depth += {"<": 1, ">": -1}.get(line[index], 0)
+            if depth == 0:
+                texts.append(line[start.start() : index + 1])
+                break
+    return texts

@@ -1,0 +1,314 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.matching.index import PatternEntry, PatternIndex
+from app.matching.matcher import Match, MatchReport, match_paste
+from app.matching.normalize import UnreadablePaste
+
+from .catalog import EXAMPLES, PASTES, SEED_001, TRACEBACKS, catalog_index, fixture_text
+
+RULE_FIXTURES = sorted(TRACEBACKS.glob("MGPU-*.txt"))
+OTHER_FIXTURES = sorted(p for p in TRACEBACKS.glob("*.txt") if not p.name.startswith("MGPU-"))
+# What each real traceback's message says, by rule.
+FIXTURE_VALUES = {
+    "MGPU-ALIAS-BYTE-ALIGNED-BITCAST": {},
+    "MGPU-COPY-INTEGER-BYTES": {"shape": [7], "dtype": "int4", "bits": 28},
+    "MGPU-COPY-WARPGROUP-BYTES": {"bytes": 32, "bits": 256},
+    "MGPU-DTYPE-BITCAST-REGION": {"bits": 24},
+    "MGPU-REFUNION-BYTE-ALIGNED-SHAPES": {"shape": [7], "dtype": "int4", "bits": 28},
+    "MGPU-TMA-BOX-256": {"shape": [512]},
+    "MGPU-TMA-GMEM-STRIDES-16B": {},
+    "MGPU-TMA-LASTDIM-128BITS": {},
+    "MGPU-WGSTRIDED-ELEMENT-MULTIPLE": {"shape": [32], "dtype": "float32", "memory_space": "smem"},
+}
+
+
+def rule_of(path: Path) -> str:
+    return re.sub(r"-(verbose|formatted)$", "", path.stem)
+
+
+def only_match(report: MatchReport) -> Match:
+    assert len(report.matches) == 1, [(m.record_id, m.line_number) for m in report.matches]
+    return report.matches[0]
+
+
+def colour(text: str) -> str:
+    """What a terminal or IPython paste looks like before its colours are stripped."""
+    return "\n".join(f"\x1b[0;31m{line}\x1b[0m\x1b[38;5;241m\x1b[39m" for line in text.split("\n"))
+
+
+# --- the catalog's own examples ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("rule_id", "template", "text", "captures"), EXAMPLES)
+def test_rendered_example_as_a_lone_line(
+    rule_id: str, template: str, text: str, captures: dict[str, str]
+) -> None:
+    match = only_match(match_paste(text, catalog_index()))
+    assert rule_id in (match.record_id, *match.alternatives)
+    if match.record_id == rule_id:
+        assert match.captures == captures
+    assert match.chain_position is None
+    assert match.line_number == 1
+
+
+@pytest.mark.parametrize(("rule_id", "template", "text", "captures"), EXAMPLES)
+def test_rendered_example_with_its_class(
+    rule_id: str, template: str, text: str, captures: dict[str, str]
+) -> None:
+    match = only_match(match_paste(f"ValueError: {text}\n", catalog_index()))
+    assert rule_id in (match.record_id, *match.alternatives)
+    assert match.chain_position == 0
+
+
+# --- real JAX tracebacks -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", RULE_FIXTURES, ids=lambda path: path.name)
+@pytest.mark.parametrize("dress", [str, colour], ids=["plain", "ansi"])
+def test_real_traceback(path: Path, dress: object) -> None:
+    text = fixture_text(path)
+    report = match_paste(dress(text), catalog_index())  # type: ignore[operator]
+    match = report.matches[0]
+    rule_id = rule_of(path)
+    assert match.record_id == rule_id
+    assert match.chain_position == 0
+    assert match.score == 1.0
+    assert [m.record_id for m in report.matches].count(rule_id) == 1  # printed twice, one match
+    pasted = text.split("\n")[match.line_number - 1]
+    assert match.normalized_line in pasted
+    for key, expected in FIXTURE_VALUES.get(rule_id, {}).items():
+        assert getattr(match.values, key) == expected, key
+    # Only JAX's verbose wrapper is left over (trace-time errors have none).
+    assert all(e.short_class == "LoweringError" for e in report.unmatched)
+
+
+# Real tracebacks with the message as older JAX releases worded it.
+OLDER_WORDINGS = [
+    (
+        "MGPU-COPY-WARPGROUP-BYTES",
+        "Only copies transferring a number of bytes divisible by the warpgroup size are supported."
+        " Got bytes=32 but warpgroup size is 128",
+        "Only aligned copies are supported",
+        "older wording 1",
+    ),
+    (
+        "MGPU-COPY-WARPGROUP-BYTES",
+        "Only copies transferring a number of bytes divisible by the warpgroup size are supported."
+        " Got bytes=32 but warpgroup size is 128",
+        "Only copies transferring a number of bytes divisible by the warpgroup size are supported",
+        "older wording 2",
+    ),
+    (
+        "MGPU-WGSTRIDED-ELEMENT-MULTIPLE",
+        "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have",
+        "Ref must have",
+        "older wording 2",
+    ),
+    (
+        "MGPU-TMA-LASTDIM-128BITS",
+        "number of bits copied along the last dimension to be divisible by 128, but got 96",
+        "number of bytes copied along the last dimension to be divisible by 16, but got 12",
+        "older wording 1",
+    ),
+    (
+        "MGPU-TMA-BOX-256",
+        "along each dimension, got (512,)",
+        "along each dimension",
+        "older wording 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule_id", "current", "older", "variant"), OLDER_WORDINGS)
+def test_real_traceback_with_an_older_wording(
+    rule_id: str, current: str, older: str, variant: str
+) -> None:
+    text = fixture_text(TRACEBACKS / f"{rule_id}.txt")
+    assert current in text
+    match = only_match(match_paste(text.replace(current, older), catalog_index()))
+    assert (match.record_id, match.variant, match.score) == (rule_id, variant, 1.0)
+
+
+def test_verbose_error_infers_the_missing_buffer() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-WARPGROUP-BYTES-verbose.txt")
+    match = match_paste(text, catalog_index()).matches[0]
+    assert match.values.bytes == 32
+    assert (match.values.shape, match.values.dtype) == ([1, 8], "float32")
+    assert match.values.memory_space == "smem"
+    assert "shape" in match.values.inferred and "bytes" not in match.values.inferred
+
+
+@pytest.mark.parametrize("path", OTHER_FIXTURES, ids=lambda path: path.name)
+def test_errors_outside_the_catalog_match_nothing(path: Path) -> None:
+    report = match_paste(fixture_text(path), catalog_index())
+    assert report.matches == ()
+    assert report.unmatched and report.unmatched[0].chain_position == 0
+
+
+# --- how people paste --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "rule_id", "line_number", "values"),
+    [
+        (
+            "ipython-warpgroup-ansi.txt",
+            "MGPU-COPY-WARPGROUP-BYTES",
+            43,
+            {"bytes": 32, "shape": [8], "dtype": "float32"},
+        ),
+        (
+            "slack-refunion.txt",
+            "MGPU-REFUNION-BYTE-ALIGNED-SHAPES",
+            7,
+            {"shape": [7], "dtype": "int4"},
+        ),
+        (
+            "html-dashboard-wgstrided.html",
+            "MGPU-WGSTRIDED-ELEMENT-MULTIPLE",
+            6,
+            {"shape": [32], "memory_space": "smem"},
+        ),
+        ("markdown-issue-copy-int4.md", "MGPU-COPY-INTEGER-BYTES", 20, {"shape": [7]}),
+        ("pytest-tma-box.txt", "MGPU-TMA-BOX-256", 16, {"shape": [512], "dtype": "float32"}),
+        (
+            "log-warpgroup-oldest-wording.txt",
+            "MGPU-COPY-WARPGROUP-BYTES",
+            19,
+            {"shape": [8], "dtype": "float32", "bytes": 32},
+        ),
+        ("terminal-wrapped-message.txt", "MGPU-COPY-WARPGROUP-BYTES", 4, {"bytes": 96}),
+    ],
+)
+def test_pastes(name: str, rule_id: str, line_number: int, values: dict[str, object]) -> None:
+    match = only_match(match_paste(fixture_text(PASTES / name), catalog_index()))
+    assert (match.record_id, match.line_number) == (rule_id, line_number)
+    for key, expected in values.items():
+        assert getattr(match.values, key) == expected, key
+
+
+def test_oldest_wording_says_what_it_inferred() -> None:
+    text = fixture_text(PASTES / "log-warpgroup-oldest-wording.txt")
+    match = only_match(match_paste(text, catalog_index()))
+    assert match.variant == "older wording 1"
+    assert match.captures == {}
+    assert {"shape", "dtype", "bytes"} <= set(match.values.inferred)
+
+
+def test_exception_group_reports_each_member() -> None:
+    report = match_paste(fixture_text(PASTES / "exception-group.txt"), catalog_index())
+    assert [m.record_id for m in report.matches] == [
+        "MGPU-COPY-INTEGER-BYTES",
+        "MGPU-SWIZZLE-VALUE",
+    ]
+    assert report.matches[0].alternatives == ("MGPU-ASYNC-STORE-INTEGER-BYTES",)
+    assert [e.short_class for e in report.unmatched] == ["ExceptionGroup"]
+
+
+def test_truncated_message_in_a_dashboard_table() -> None:
+    text = fixture_text(PASTES / "dashboard-table-truncated.txt")
+    match = only_match(match_paste(text, catalog_index()))
+    assert match.record_id == "MGPU-COPY-WARPGROUP-BYTES"
+    assert match.truncated
+    assert 0.3 < match.score < 0.85
+    assert match.line_number == 2
+
+
+def test_truncated_exception_scores_below_a_full_one() -> None:
+    cut = (
+        "NotImplementedError: Only copies transferring a number of bytes divisible by the"
+        " warpgroup size are supported. Got bytes=96 but warp…"
+    )
+    match = only_match(match_paste(cut, catalog_index()))
+    assert match.truncated
+    assert match.captures == {"bytes": "96"}
+    assert match.values.bytes == 96
+    assert match.score < 0.95
+
+
+def test_distractors_match_nothing() -> None:
+    report = match_paste(fixture_text(PASTES / "distractors-tpu-triton.txt"), catalog_index())
+    assert report.matches == ()
+    assert len(report.unmatched) == 8
+
+
+# --- one match per error -----------------------------------------------------------------
+
+
+def test_the_same_traceback_pasted_twice_is_one_match() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-TMA-BOX-256.txt")
+    report = match_paste(text + "\n\n" + text, catalog_index())
+    only_match(report)
+    assert len(report.exceptions) == 2
+
+
+def test_different_errors_are_all_reported_root_first() -> None:
+    first = fixture_text(TRACEBACKS / "MGPU-TMA-BOX-256-verbose.txt")
+    second = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    report = match_paste(first + "\n" + second, catalog_index())
+    assert [m.record_id for m in report.matches] == ["MGPU-TMA-BOX-256", "MGPU-COPY-INTEGER-BYTES"]
+    assert all(m.chain_position == 0 for m in report.matches)
+
+
+def test_seed_pattern_returns_the_whole_warpgroup_size() -> None:
+    index = PatternIndex.build([PatternEntry(SEED_001["id"], SEED_001["messagePattern"])])
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-WARPGROUP-BYTES.txt")
+    match = only_match(match_paste(text, index))
+    assert match.captures == {"1": "bytes=32", "2": "128"}
+    assert match.values.bytes == 32
+    assert match.values.numbers == {"2": 128}
+
+
+def test_jax_version_outside_a_wording_lowers_its_score() -> None:
+    entries = [
+        PatternEntry(
+            "old", "Only aligned copies are supported", "jax<=0.7", {"jax_versions": "<0.7.1"}
+        )
+    ]
+    index = PatternIndex.build(entries)
+    text = "NotImplementedError: Only aligned copies are supported"
+    assert only_match(match_paste(text, index, jax_version="0.5.0")).score == 0.95
+    assert only_match(match_paste(text, index, jax_version="0.10.2")).score < 0.95
+
+
+def test_exception_class_disagreement_lowers_the_score() -> None:
+    text = "TypeError: Transfer is not a multiple of 128 bytes"
+    match = only_match(match_paste(text, catalog_index()))
+    assert match.score < 0.95
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_match_paste_never_crashes(text: str) -> None:
+    try:
+        report = match_paste(text, catalog_index())
+    except UnreadablePaste:
+        return
+    for match in report.matches:
+        assert 0 <= match.score <= 1
+        assert match.line_number >= 1
+
+
+def test_message_cut_without_a_marker() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-WARPGROUP-BYTES.txt")
+    full = "are supported. Got bytes=32 but warpgroup size is 128"
+    match = only_match(match_paste(text.replace(full, "are supported. Got byt"), catalog_index()))
+    # Seed 001's record words the same error; either may lead, the other is an alternative.
+    assert {match.record_id, *match.alternatives} == {"MGPU-COPY-WARPGROUP-BYTES", SEED_001["id"]}
+    assert match.truncated
+    assert match.score < 1.0
+
+
+def test_root_cause_comes_first() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES-verbose.txt")
+    report = match_paste(text, catalog_index())
+    assert report.root is report.matches[0]
+    assert report.root is not None and report.root.chain_position == 0
+    assert report.exceptions[1].is_wrapper

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.matching.normalize import (
+    MAX_PASTE_BYTES,
+    PasteTooLarge,
+    UnreadablePaste,
+    normalize,
+)
+from app.matching.tracebacks import read_exceptions
+
+MESSAGE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+
+def lines(text: str) -> list[str]:
+    return list(normalize(text).lines)
+
+
+@pytest.mark.parametrize(
+    ("pasted", "cleaned"),
+    [
+        ("\x1b[0;31mValueError\x1b[0m: Can only transfer", "ValueError: Can only transfer"),
+        ("\x1b[38;5;241m=\x1b[39m", "="),
+        ("[0;31mValueError[0m: x", "ValueError: x"),  # colour codes that lost their ESC
+        ("memref&lt;7xi4&gt; &amp; more", "memref<7xi4> & more"),
+        ("&gt; quoted line", "quoted line"),
+        ("> > nested quote", "nested quote"),
+        (">>> prompt stays", ">>> prompt stays"),
+        ("*ValueError*: bold and **bold** too", "ValueError: bold and bold too"),
+        ("a * b * c and x**2", "a * b * c and x**2"),
+        ("see <https://example.com/x|the docs>", "see the docs"),
+        ("`ValueError: inline code`", "ValueError: inline code"),
+        ("```ValueError: fenced on one line```", "ValueError: fenced on one line"),
+        ("2026-08-27T09:53:25.647Z ERROR ValueError: x", "ValueError: x"),
+        ("[2026-08-27 09:53:25,647] WARNING: ValueError: x", "ValueError: x"),
+        ("E0827 09:53:25.647000 12345 re2.cc:242] text", "text"),
+        ("ERROR:root:Traceback (most recent call last):", "Traceback (most recent call last):"),
+        ("[stderr] ValueError: x", "ValueError: x"),
+        ("(pid=4242) ValueError: x", "ValueError: x"),
+        ("E   ValueError: x", "ValueError: x"),
+        ("\tFile here\t", "    File here"),
+        ("non\u00a0breaking\u200bspace", "non breakingspace"),
+        (
+            "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>",
+            "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>",
+        ),
+    ],
+)
+def test_cleaning(pasted: str, cleaned: str) -> None:
+    assert lines(pasted) == [cleaned]
+
+
+def test_prefixes_nest() -> None:
+    assert lines("> 2026-08-27T09:53:25Z [stderr] E   ValueError: x") == ["ValueError: x"]
+
+
+def test_code_fences_are_dropped_and_lines_keep_their_numbers() -> None:
+    paste = normalize("intro\n```python\nValueError: x\n```\nafter")
+    assert paste.lines == ("intro", "ValueError: x", "after")
+    assert paste.origins == (1, 3, 5)
+    assert paste.original_line(1) == "ValueError: x"
+
+
+def test_crlf_and_cr_line_breaks() -> None:
+    paste = normalize("one\r\ntwo\rthree\nfour")
+    assert paste.lines == ("one", "two", "three", "four")
+    assert paste.origins == (1, 2, 3, 4)
+
+
+def test_html_breaks_split_lines_but_keep_the_pasted_line_number() -> None:
+    paste = normalize("<pre>Traceback (most recent call last):<br>" + MESSAGE + "</pre>")
+    assert paste.lines[:2] == ("Traceback (most recent call last):", MESSAGE)
+    assert paste.origins[:2] == (1, 1)
+
+
+def test_html_tags_only_stripped_from_html() -> None:
+    assert lines("<b>" + MESSAGE + "</b>") == [MESSAGE]
+    # Not HTML: angle brackets belong to the message.
+    assert lines("got <bytes> and i<4>") == ["got <bytes> and i<4>"]
+
+
+def test_size_limit() -> None:
+    normalize("x" * MAX_PASTE_BYTES)
+    with pytest.raises(PasteTooLarge):
+        normalize("x" * (MAX_PASTE_BYTES + 1))
+    with pytest.raises(PasteTooLarge):
+        normalize("é" * (MAX_PASTE_BYTES // 2 + 1))  # counted in UTF-8 bytes
+
+
+@pytest.mark.parametrize(
+    "paste",
+    ["", "   \n\t\n", "\x1b[0m\x1b[31m", "ab\x00cd", b"\x89PNG\r\n\x1a\n\x00\x00", "\x01\x02\x03x"],
+)
+def test_unreadable(paste: str | bytes) -> None:
+    with pytest.raises(UnreadablePaste):
+        normalize(paste)
+
+
+def test_bytes_and_lone_surrogates_are_read() -> None:
+    assert lines(MESSAGE.encode()) == [MESSAGE]
+    assert lines("bad \ud800 surrogate") == ["bad \ufffd surrogate"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=400) | st.binary(max_size=400))
+def test_normalize_and_read_never_crash(paste: str | bytes) -> None:
+    try:
+        normalized = normalize(paste)
+    except UnreadablePaste:
+        return
+    assert len(normalized.lines) == len(normalized.origins)
+    assert all(1 <= origin <= len(normalized.original) for origin in normalized.origins)
+    reading = read_exceptions(normalized.lines)
+    for record in reading.exceptions:
+        assert 0 <= record.line < len(normalized.lines)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Traceback (most recent call last):",
+                '  File "x.py", line 3, in f',
+                "    raise ValueError(",
+                "    ^^^^^^^^^",
+                MESSAGE,
+                "jax._src.source_info_util.JaxStackTraceBeforeTransformation: " + MESSAGE,
+                "The above exception was the direct cause of the following exception:",
+                "During handling of the above exception, another exception occurred:",
+                "--------------------",
+                "  + Exception Group Traceback (most recent call last):",
+                "  | ValueError: x",
+                "  +-+---------------- 1 ----------------",
+                "Cell In[3], line 14",
+                "---> 14 f()",
+                "",
+                "> ```",
+                "With context:",
+            ]
+        ),
+        max_size=40,
+    )
+)
+def test_grammar_survives_shuffled_traceback_lines(pasted: list[str]) -> None:
+    text = "\n".join(pasted)
+    if not text.strip():
+        return
+    reading = read_exceptions(normalize(text).lines)
+    positions: dict[int, list[int]] = {}
+    for record in reading.exceptions:
+        positions.setdefault(record.chain, []).append(record.chain_position)
+    assert all(found == list(range(len(found))) for found in positions.values())

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import pytest
+
+from app.matching.normalize import normalize
+from app.matching.tracebacks import ExceptionRecord, read_exceptions
+
+from .catalog import PASTES, TRACEBACKS, fixture_text
+
+COPY_INT4 = "Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+
+def read(text: str) -> list[ExceptionRecord]:
+    return read_exceptions(normalize(text).lines).exceptions
+
+
+def test_plain_chain_root_first() -> None:
+    records = read(
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 1, in <module>\n'
+        "KeyError: 'x'\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 3, in <module>\n'
+        "    raise ValueError('wrapped') from e\n"
+        "    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "ValueError: wrapped\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 5, in <module>\n'
+        "RuntimeError: while handling\n"
+    )
+    assert [(r.short_class, r.chain, r.chain_position, r.link) for r in records] == [
+        ("KeyError", 0, 0, None),
+        ("ValueError", 0, 1, "cause"),
+        ("RuntimeError", 0, 2, "context"),
+    ]
+    assert all(r.in_traceback for r in records)
+
+
+@pytest.mark.parametrize("name", ["MGPU-COPY-INTEGER-BYTES.txt", "MGPU-TMA-BOX-256.txt"])
+def test_jax_message_printed_twice_is_one_exception(name: str) -> None:
+    paste = normalize(fixture_text(TRACEBACKS / name))
+    [record] = read_exceptions(paste.lines).exceptions
+    assert record.wrapped_by == ("JaxStackTraceBeforeTransformation",)
+    assert record.chain_position == 0
+    assert len(record.repeats) == 1
+    assert record.repeats[0] < record.line  # the announcement comes first
+    assert record.qualified_class == "ValueError"
+
+
+def test_verbose_lowering_error_wraps_the_root_cause() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES-verbose.txt")
+    root, wrapper = read(text)
+    assert (root.short_class, root.chain_position, root.message) == ("ValueError", 0, COPY_INT4)
+    assert wrapper.short_class == "LoweringError"
+    assert wrapper.is_wrapper
+    assert wrapper.chain_position == 1
+    assert wrapper.message_lines[0] == "Exception while lowering eqn:"
+    assert any(line.startswith("With inval types=[MemRefType(") for line in wrapper.message_lines)
+
+
+def test_trace_time_error_footer_is_a_note() -> None:
+    [record] = read(fixture_text(TRACEBACKS / "MGPU-REFUNION-BYTE-ALIGNED-SHAPES.txt"))
+    assert record.message == "Only byte-aligned shapes are supported. Got shape: int4(7,)"
+    assert record.notes[0].startswith("For simplicity, JAX has removed its internal frames")
+
+
+def test_exception_group_members_are_separate_chains() -> None:
+    records = read(fixture_text(PASTES / "exception-group.txt"))
+    assert [r.short_class for r in records] == ["ExceptionGroup", "ValueError", "ValueError"]
+    assert len({r.chain for r in records}) == 3
+    assert records[1].message == "Can only transfer integer bytes (shape=[3, 5], dtype=i4)"
+
+
+def test_ipython_traceback() -> None:
+    [record] = read(fixture_text(PASTES / "ipython-warpgroup-ansi.txt"))
+    assert record.short_class == "NotImplementedError"
+    assert record.wrapped_by == ("JaxStackTraceBeforeTransformation",)
+    assert record.message.endswith("Got bytes=32 but warpgroup size is 128")
+
+
+def test_lone_message_line_without_traceback() -> None:
+    [record] = read("it says\nValueError: " + COPY_INT4 + "\n\nany idea?")
+    assert not record.in_traceback
+    assert record.message == COPY_INT4
+
+
+def test_prose_with_colons_is_not_an_exception() -> None:
+    assert read("Note: this happens on H100\nSolution: pad the block") == []
+
+
+def test_traceback_without_its_header() -> None:
+    [record] = read(
+        '  File "kernel.py", line 9, in body\n    copy(x, smem)\nValueError: ' + COPY_INT4
+    )
+    assert record.in_traceback
+
+
+def test_multi_line_message_ends_at_a_blank_line() -> None:
+    [record] = read(
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 1, in <module>\n'
+        "LoweringError: Exception while lowering eqn:\n"
+        "  copy a -> b\n"
+        "With context:\n"
+        "\n"
+        "unrelated chatter\n"
+    )
+    assert record.message_lines == (
+        "Exception while lowering eqn:",
+        "  copy a -> b",
+        "With context:",
+    )
+
+
+def test_two_lone_exceptions_are_not_one_message() -> None:
+    records = read("ValueError: first problem\nNotImplementedError: second problem")
+    assert [r.message for r in records] == ["first problem", "second problem"]
+    assert records[0].chain != records[1].chain
+
+
+def test_truncated_message() -> None:
+    [record] = read("NotImplementedError: Only copies transferring a number of bytes divis…")
+    assert record.truncated
+    assert record.message == "Only copies transferring a number of bytes divis"
+
+
+def test_bare_assertion_error() -> None:
+    [record] = read(
+        "Traceback (most recent call last):\n"
+        '  File "core.py", line 733, in transform_type\n'
+        "    assert all(d % t == 0 for d, t in zip(dims, tiling))\n"
+        "AssertionError\n"
+    )
+    assert (record.short_class, record.message) == ("AssertionError", "")
+
+
+def test_source_lines_are_structure() -> None:
+    paste = normalize(fixture_text(TRACEBACKS / "MGPU-ALIAS-BYTE-ALIGNED-BITCAST.txt"))
+    reading = read_exceptions(paste.lines)
+    raising = [n for n, line in enumerate(paste.lines) if "raise NotImplementedError(" in line]
+    assert raising and all(n in reading.structure for n in raising)
+
+
+def test_colab_ipython7_traceback() -> None:
+    [record] = read(
+        "---------------------------------------------------------------------------\n"
+        "ValueError                                Traceback (most recent call last)\n"
+        "<ipython-input-7-3f2a1b9c> in <module>()\n"
+        "      2 x = jnp.zeros((7,), jnp.int4)\n"
+        "----> 3 kernel(x)\n"
+        "\n"
+        "/usr/local/lib/python3.10/dist-packages/jax/_src/pallas/mosaic_gpu/primitives.py"
+        " in _copy_gmem_to_smem_lowering(ctx, src, dst)\n"
+        "    818   if bits % 8:\n"
+        "--> 819     raise ValueError(\n"
+        "\n"
+        "ValueError: " + COPY_INT4 + "\n"
+    )
+    assert (record.short_class, record.message, record.in_traceback) == (
+        "ValueError",
+        COPY_INT4,
+        True,
+    )
+
+
+def test_older_jax_unfiltered_stack_trace_is_merged() -> None:
+    [record] = read(
+        "Traceback (most recent call last):\n"
+        '  File "k.py", line 4, in <module>\n'
+        "jax._src.traceback_util.UnfilteredStackTrace: ValueError: " + COPY_INT4 + "\n"
+        "\n"
+        "The stack trace below excludes JAX-internal frames.\n"
+        "The preceding is the original exception that occurred, unmodified.\n"
+        "\n"
+        "--------------------\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "k.py", line 4, in <module>\n'
+        "ValueError: " + COPY_INT4 + "\n"
+    )
+    assert record.wrapped_by == ("UnfilteredStackTrace",)
+    assert record.repeats

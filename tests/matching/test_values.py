@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from app.matching.values import (
+    SMEM,
+    TypedValues,
+    ValueSource,
+    find_value_sources,
+    infer_missing,
+    needs_context,
+    type_values,
+)
+
+
+def completed(captures: dict[str, str], sources: list[ValueSource], line: int = 0) -> TypedValues:
+    values = type_values(captures)
+    assert needs_context(values)
+    infer_missing(values, sources, line)
+    return values
+
+
+def test_list_shape_and_mlir_dtype() -> None:
+    values = type_values({"shape": "[3, 5]", "dtype": "i4"})
+    assert values.shape == [3, 5]
+    assert (values.dtype, values.bit_width) == ("int4", 4)
+    assert (values.element_count, values.bits, values.bytes) == (15, 60, None)
+    assert values.inferred == []
+
+
+def test_refunion_rendering() -> None:
+    values = type_values({"dtype": "int4", "shape": "(3,)"})
+    assert (values.shape, values.dtype, values.bits) == ([3], "int4", 12)
+
+
+def test_memref_capture() -> None:
+    values = type_values(
+        {
+            "memref": "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>>",
+            "warpgroup_size": "128",
+            "prod_shape": "32",
+        }
+    )
+    assert (values.shape, values.dtype, values.memory_space) == ([32], "float32", SMEM)
+    assert (values.element_count, values.bits, values.bytes) == (32, 1024, 128)
+    assert values.numbers == {"warpgroup_size": 128}
+
+
+def test_unnamed_self_documenting_capture() -> None:
+    values = type_values({"1": "bytes=32", "2": "128"})
+    assert (values.bytes, values.bits) == (32, 256)
+    assert values.numbers == {"2": 128}
+
+
+def test_unparsable_named_capture_is_reported() -> None:
+    values = type_values({"dtype": "not-a-dtype"})
+    assert values.dtype is None
+    assert values.unparsed == ["dtype"]
+
+
+def test_missing_values_come_from_the_paste_and_are_marked() -> None:
+    sources = find_value_sources(
+        [
+            "    x = jnp.arange(8, dtype=jnp.float32)",
+            "With inval types=[MemRefType(memref<8xf32>), "
+            "MemRefType(memref<1x8xf32, #gpu.address_space<workgroup>>), None]",
+        ]
+    )
+    values = completed({"bytes": "32", "warpgroup_size": "128"}, sources, line=5)
+    assert (values.shape, values.dtype, values.memory_space) == ([1, 8], "float32", SMEM)
+    assert values.inferred == ["shape", "dtype", "bit_width", "memory_space", "element_count"]
+
+
+def test_inference_ignores_sources_that_contradict_the_message() -> None:
+    sources = find_value_sources(["jax.ShapeDtypeStruct((16,), jnp.float32)"])
+    values = completed({"bytes": "32"}, sources)
+    assert values.shape is None
+    assert values.inferred == []
+
+
+def test_oldest_wording_takes_everything_from_the_paste() -> None:
+    sources = find_value_sources(["out = add_vectors(jnp.arange(8, dtype=jnp.float32), y)"])
+    values = completed({}, sources)
+    assert (values.shape, values.dtype, values.bytes) == ([8], "float32", 32)
+    assert values.inferred == [
+        "shape",
+        "dtype",
+        "bit_width",
+        "element_count",
+        "bits",
+        "bytes",
+    ]
+
+
+def test_value_sources() -> None:
+    sources = find_value_sources(
+        [
+            "scratch_types=[plgpu.SMEM((7,), jnp.int4), plgpu.Barrier()]",
+            "out_shape=jax.ShapeDtypeStruct(shape=(3, 5), dtype=jnp.bfloat16)",
+            "x = jnp.zeros((4, 128), dtype=jnp.float8_e4m3fn)",
+            "{ lambda a:Ref<gmem>{i4[7]}; b:Ref<smem>{i4[7]} c:Ref<smem>{barrier[1]}. let",
+            "MemRefType(memref<7xi4>)",
+        ]
+    )
+    found = [(s.line, s.shape, s.dtype, s.memory_space) for s in sources]
+    assert found == [
+        (0, (7,), "int4", SMEM),
+        (1, (3, 5), "bfloat16", None),
+        (2, (4, 128), "float8_e4m3fn", None),
+        (3, (7,), "int4", "gmem"),
+        (3, (7,), "int4", SMEM),
+        (4, (7,), "int4", "gmem"),
+    ]
