@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from app.config import Settings
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
+from app.services.match import MatchService
 
 
 def get_settings(request: Request) -> Settings:
@@ -40,6 +41,13 @@ def get_store(session: SessionDep) -> RecordStore:
 
 
 StoreDep = Annotated[RecordStore, Depends(get_store)]
+
+
+def get_match_service(request: Request, store: StoreDep) -> MatchService:
+    return MatchService(store, request.app.state.match_cache)
+
+
+MatchServiceDep = Annotated[MatchService, Depends(get_match_service)]
 
 _bearer = HTTPBearer(auto_error=False, description="A curator token from ERRATA_ADMIN_TOKENS.")
 

@@ -1,0 +1,123 @@
+"""/api/match over HTTP: real JAX tracebacks in, records, typed values and fixes out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.api.test_records_api import assert_problem
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TRACEBACKS = FIXTURES / "tracebacks"
+
+
+def match(client: httpx.Client, text: str, **extra: object) -> dict:  # type: ignore[type-arg]
+    response = client.post("/api/match", json={"text": text, **extra})
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("variant", ["", "-verbose", "-formatted"])
+def test_int4_copy_traceback_gives_the_seed_values_and_a_verified_fix(
+    client: httpx.Client, variant: str
+) -> None:
+    body = match(client, (TRACEBACKS / f"MGPU-COPY-INTEGER-BYTES{variant}.txt").read_text())
+    assert len(body["matches"]) == 1  # JAX prints the message twice: still one match
+    found = body["matches"][0]
+    assert (found["errorId"], found["rule"], found["chainPosition"]) == (
+        "225d0e9c2ee22311",
+        "MGPU-COPY-INTEGER-BYTES",
+        0,
+    )
+    assert found["values"]["shape"] == [7]
+    assert found["values"]["dtype"] == "int4"
+    assert (found["values"]["bitwidth"], found["values"]["bits"]) == (4, 28)
+    assert found["operation"] == "copy_gmem_to_smem"
+    fix = found["fix"]
+    assert (
+        fix["firstViolation"]["message"] == "Can only transfer integer bytes (shape=[7], dtype=i4)"
+    )
+    assert fix["fixes"][0]["shape"] == [256] and fix["fixes"][0]["verified"]
+
+
+def test_plain_text_body_and_the_quickstart_error(client: httpx.Client) -> None:
+    text = (TRACEBACKS / "MGPU-WGSTRIDED-ELEMENT-MULTIPLE.txt").read_text()
+    response = client.post("/api/match", content=text, headers={"Content-Type": "text/plain"})
+    found = response.json()["matches"][0]
+    assert found["rule"] == "MGPU-WGSTRIDED-ELEMENT-MULTIPLE"
+    assert (found["values"]["shape"], found["values"]["dtype"]) == ([32], "float32")
+    assert found["operation"] == "pallas_call"
+    assert found["fix"]["fixes"][0]["shape"] == [128]
+
+
+def test_seed_pattern_lazy_group_still_captures_the_whole_number(client: httpx.Client) -> None:
+    line = (
+        "NotImplementedError: Only copies transferring a number of bytes divisible by the "
+        "warpgroup size are supported. Got bytes=96 but warpgroup size is 128"
+    )
+    found = match(client, line)["matches"][0]
+    assert found["errorId"] == "ffb598de9e3ff51b"
+    assert found["captures"]["bytes"] == "96"
+    assert found["values"]["numbers"]["warpgroup_size"] == 128
+    assert found["fix"] is None and "shape" in found["fixUnavailable"]
+
+
+def test_an_old_wording_maps_to_the_same_record(client: httpx.Client) -> None:
+    found = match(client, "NotImplementedError: Only aligned copies are supported")["matches"]
+    assert found[0]["errorId"] == "ffb598de9e3ff51b"
+    assert found[0]["variant"] != "current"
+
+
+def test_rule_7_and_rule_1_are_told_apart(client: httpx.Client) -> None:
+    async_store = match(
+        client, "ValueError: Can only transfer integer bytes (shape=(3, 5), dtype=int4)"
+    )
+    copy = match(client, "ValueError: Can only transfer integer bytes (shape=[3, 5], dtype=i4)")
+    assert async_store["matches"][0]["rule"] == "MGPU-ASYNC-STORE-INTEGER-BYTES"
+    assert copy["matches"][0]["rule"] == "MGPU-COPY-INTEGER-BYTES"
+
+
+def test_distractors_match_nothing_and_get_suggestions(client: httpx.Client) -> None:
+    body = match(client, (FIXTURES / "pastes" / "distractors-tpu-triton.txt").read_text())
+    assert body["matches"] == []
+    unrelated = match(client, "ValueError: Can only transfer whole pixels to the GPU canvas")
+    assert unrelated["matches"] == []
+    assert 1 <= len(unrelated["suggestions"]) <= 3
+
+
+def test_bad_pastes(client: httpx.Client) -> None:
+    assert_problem(client.post("/api/match", json={"text": ""}), 422, "text")
+    binary = client.post(
+        "/api/match", content=b"\x00\x01\x02junk", headers={"Content-Type": "text/plain"}
+    )
+    assert_problem(binary, 422, "text")
+    assert_problem(client.post("/api/match", json={"text": "\x00\x01\x02" * 10}), 422, "text")
+    too_big = "x" * (1024 * 1024 + 10)
+    assert_problem(
+        client.post("/api/match", content=too_big, headers={"Content-Type": "text/plain"}), 413
+    )
+    assert_problem(client.post("/api/match", json={"txt": "typo"}), 422, "text")
+    malformed = client.post(
+        "/api/match", content=b'{"text": ', headers={"Content-Type": "application/json"}
+    )
+    assert_problem(malformed, 422)
+
+
+def test_a_record_added_through_the_api_is_matched_at_once(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    record = {
+        "id": "widget-overflow-1",
+        "errorMessage": "Widget overflow at slot {slot} of {total}",
+    }
+    assert curator.put("/api/errors/widget-overflow-1", json={"record": record}).status_code in (
+        200,
+        201,
+    )
+    found = match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"]
+    assert found[0]["errorId"] == "widget-overflow-1"
+    assert found[0]["captures"] == {"slot": "12", "total": "40"}
+    curator.put("/api/errors/widget-overflow-1", json={"record": {**record, "retired": True}})
+    assert match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"] == []
