@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,11 +15,12 @@ from rich.progress import Progress
 
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
-from app.errors import NotFound
+from app.errors import NotFound, ProblemError
 from app.migrate import upgrade
 from app.records.importer import ImportSummary, expand_paths, import_paths
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
+from app.services.match import MatchIndexCache, MatchRequest, MatchResponse, MatchService
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
@@ -98,6 +100,58 @@ def show(record_id: Annotated[str, typer.Argument(help="A record id.")]) -> None
             json.dumps({"record": row.document, "datasetVersion": row.dataset_version}, indent=2)
         )
     engine.dispose()
+
+
+@cli.command()
+def match(
+    source: Annotated[str, typer.Argument(help="A file with the paste, or - for stdin.")] = "-",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+    jax_version: Annotated[
+        str | None, typer.Option(help="The JAX version that printed it.")
+    ] = None,
+) -> None:
+    """Find the known errors in a pasted traceback; exit 1 when nothing matches."""
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
+    settings = load_settings()
+    engine, factory = _database(settings)
+    prepare_database(settings, engine, factory)
+    with factory() as session:
+        try:
+            answer = MatchService(RecordStore(session), MatchIndexCache()).match(
+                MatchRequest(text=text or " ", jaxVersion=jax_version)
+            )
+        except ProblemError as exc:
+            err.print(exc.detail)
+            raise typer.Exit(code=2) from None
+    engine.dispose()
+    typer.echo(answer.model_dump_json(indent=2) if as_json else describe_matches(answer))
+    if not answer.matches:
+        raise typer.Exit(code=1)
+
+
+def describe_matches(answer: MatchResponse) -> str:
+    """The answer as a person reads it in a terminal."""
+    if not answer.matches:
+        lines = ["No known error found."]
+        lines += [f"  similar: {s.errorId}  {s.errorMessage}" for s in answer.suggestions]
+        return "\n".join(lines)
+    lines = []
+    for found in answer.matches:
+        values = found.values
+        lines.append(
+            f"{found.errorId}  {found.rule or ''}  score {found.score}  line {found.lineNumber}"
+        )
+        lines.append(f"  {found.matchedLine.strip()}")
+        if values.shape is not None or values.dtype is not None:
+            lines.append(f"  values: shape={values.shape} dtype={values.dtype}")
+        if found.fix is None:
+            lines.append(f"  no fix: {found.fixUnavailable}")
+            continue
+        if found.fix.firstViolation is not None:
+            lines.append(f"  JAX says: {found.fix.firstViolation.message}")
+        for fix in found.fix.fixes[:3]:
+            lines.append(f"  fix ({fix.kind}, +{fix.addedBytes:g} bytes): {fix.code.after}")
+    return "\n".join(lines)
 
 
 @db_cli.command("upgrade")

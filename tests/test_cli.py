@@ -58,3 +58,16 @@ def test_a_bad_file_fails_alone_with_a_nonzero_exit(errata, tmp_path: Path) -> N
 def test_db_upgrade_with_seed(errata) -> None:  # type: ignore[no-untyped-def]
     assert errata("db", "upgrade", "--seed").returncode == 0
     assert errata("show", "19b6a360721eb407").returncode == 0
+
+
+def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    traceback = Path(__file__).parent / "fixtures" / "tracebacks" / "MGPU-COPY-INTEGER-BYTES.txt"
+    readable = errata("match", str(traceback))
+    assert readable.returncode == 0, readable.stderr
+    assert "225d0e9c2ee22311" in readable.stdout and "(256,)" in readable.stdout
+    as_json = json.loads(errata("match", "--json", str(traceback)).stdout)
+    assert as_json["matches"][0]["values"]["shape"] == [7]
+    nothing = tmp_path / "nothing.txt"
+    nothing.write_text("RuntimeError: the coffee machine is empty\n")
+    missed = errata("match", str(nothing))
+    assert missed.returncode == 1 and "No known error found" in missed.stdout

@@ -174,12 +174,16 @@ class RecordStore:
                     note(other, f"tag:{tag}")
 
         unresolved: list[str] = []
-        for text in row.document.get("relatedErrors") or []:
-            listed = self._by_message_prefix(str(text))
-            if listed is None:
+        listed = [
+            *(row.document.get("relatedErrors") or []),
+            *((self.annotation(row.id) or {}).get("relatedErrors") or []),
+        ]
+        for text in dict.fromkeys(listed):
+            target = self._by_message_prefix(str(text))
+            if target is None:
                 unresolved.append(text)
             else:
-                note(listed, "listed")
+                note(target, "listed")
         ordered = sorted(candidates.values(), key=lambda r: (-len(reasons[r.id]), r.id))
         return [Related(r, reasons[r.id]) for r in ordered], unresolved
 

@@ -292,3 +292,17 @@ def test_annotations_are_served_only_when_asked(
     assert "annotation" not in client.get(url).json()
     assert client.get(url, params={"annotated": True}).json()["annotation"] == note["annotation"]
     assert client.get(f"{url}/annotation").json() == note["annotation"]
+
+
+def test_related_walks_the_sequence_users_hit(client: httpx.Client) -> None:
+    """warpgroup bytes → element multiple → TMA box, through the listed relatives."""
+
+    def listed(record_id: str) -> dict[str, str]:
+        items = client.get(f"/api/errors/{record_id}/related").json()["items"]
+        return {item["id"]: item["errorMessage"] for item in items if "listed" in item["reasons"]}
+
+    after_warpgroup = listed("ffb598de9e3ff51b")
+    multiple = next(i for i, m in after_warpgroup.items() if "multiple of {WARPGROUP_SIZE}" in m)
+    assert any(
+        m.startswith("Async copies only support copying <=256") for m in listed(multiple).values()
+    )

@@ -13,24 +13,18 @@ import hashlib
 import inspect
 import json
 import re
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.alignment import check
 from app.config import REPO_ROOT
 from app.matching.templates import compile_pattern
 from app.records.importer import read_documents
 from app.records.slugs import derive_slug
 from app.records.validation import validate_annotation, validate_record
-
-engine_check: Callable[..., Any] | None
-try:
-    from app.alignment import check as engine_check
-except ImportError:  # the alignment engine lands separately; remove once it has
-    engine_check = None
 
 DATA = REPO_ROOT / "data"
 RECORDS = sorted((DATA / "records").glob("*.json"))
@@ -434,7 +428,6 @@ def test_seed_code_that_counts_bytes_is_corrected() -> None:
 # --- the alignment engine agrees ------------------------------------------------------------
 
 
-@pytest.mark.skipif(engine_check is None, reason="app.alignment is not importable yet")
 @pytest.mark.parametrize(
     ("rule", "example"), [pytest.param(rule, ex, id=rule) for rule, ex, _ in coded_examples()]
 )
@@ -442,8 +435,7 @@ def test_engine_fails_the_before_with_the_message_and_passes_the_after(
     rule: str, example: dict[str, Any]
 ) -> None:
     before, after = example["before"], example["after"]
-    assert engine_check is not None
-    result = engine_check(
+    result = check(
         example["operation"],
         tuple(before["shape"]),
         before["dtype"],
@@ -452,7 +444,7 @@ def test_engine_fails_the_before_with_the_message_and_passes_the_after(
     assert not result.ok and result.first_violation is not None
     assert result.first_violation.rule_id == rule
     assert result.first_violation.message == example["message"]
-    fixed = engine_check(
+    fixed = check(
         example["operation"],
         tuple(after["shape"]),
         after["dtype"],
