@@ -12,6 +12,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from app.config import Settings
+from app.db import transaction
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
 from app.services.match import MatchService
@@ -24,13 +25,8 @@ def get_settings(request: Request) -> Settings:
 
 def get_session(request: Request) -> Iterator[Session]:
     """The request's unit of work: committed when the endpoint returns, else rolled back."""
-    with request.app.state.session_factory() as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+    with transaction(request.app.state.session_factory) as session:
+        yield session
 
 
 SessionDep = Annotated[Session, Depends(get_session, scope="function")]
