@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 
+from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import StoreDep
+from app.rendering.cards import compute_card
+from app.rendering.negotiation import prefers_markdown
 from app.services.compute import (
     BatchRequest,
     BatchResponse,
@@ -19,9 +22,17 @@ from app.services.compute import (
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 
 
-@router.post("", response_model=ComputeResponse, summary="Verdict and verified fixes for one case")
-def compute(store: StoreDep, request: ComputeRequest) -> ComputeResponse:
-    return ComputeService(store).compute(request)
+@router.post(
+    "",
+    response_model=ComputeResponse,
+    summary="Verdict and verified fixes for one case",
+    responses=MARKDOWN_ANSWER,
+)
+def compute(store: StoreDep, request: ComputeRequest, http: Request) -> ComputeResponse | Response:
+    result = ComputeService(store).compute(request)
+    if prefers_markdown(http.headers.get("accept")):
+        return markdown_response([compute_card(result, links_for(http))])
+    return result
 
 
 @router.post("/batch", response_model=BatchResponse, summary="Many cases at once")

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
+from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import MatchServiceDep
 from app.errors import InvalidInput
+from app.observability.metrics import count_match
+from app.rendering.cards import match_cards
+from app.rendering.negotiation import prefers_markdown
 from app.services.match import MatchRequest, MatchResponse
 
 router = APIRouter(prefix="/api", tags=["match"])
@@ -18,6 +23,7 @@ router = APIRouter(prefix="/api", tags=["match"])
     "/match",
     response_model=MatchResponse,
     summary="Find known errors in a pasted traceback",
+    responses=MARKDOWN_ANSWER,
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -32,7 +38,7 @@ async def match(
     service: MatchServiceDep,
     request: Request,
     jax_version: Annotated[str | None, Query(alias="jaxVersion", max_length=40)] = None,
-) -> MatchResponse:
+) -> MatchResponse | Response:
     body = await request.body()
     content_type = request.headers.get("content-type", "")
     try:
@@ -46,7 +52,11 @@ async def match(
         raise InvalidInput(
             f"{field}: {error['msg']}", errors=[{"field": field, "message": error["msg"]}]
         ) from None
-    return service.match(payload)
+    result = await run_in_threadpool(service.match, payload)  # CPU work off the event loop
+    count_match(bool(result.matches))
+    if prefers_markdown(request.headers.get("accept")):
+        return markdown_response(match_cards(result, service.index.records, links_for(request)))
+    return result
 
 
 def _text(body: bytes) -> str:

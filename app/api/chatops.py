@@ -1,0 +1,128 @@
+"""Bot-facing routes: Slack's and Mattermost's /errata slash command, and Markdown answers.
+
+Both chats post form-encoded bodies. Slack's is checked against its signature before it is
+parsed; Mattermost's carries its token inside the form. Pasted text is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from app.api.deps import StoreDep
+from app.chatops.answers import Answerer
+from app.chatops.commands import DEFAULT_SLASH
+from app.chatops.mattermost import mattermost_message, token_allowed
+from app.chatops.replays import ReplayCache
+from app.chatops.slack import SlackSignature, command_text, slack_message
+from app.config import Settings
+from app.errors import Forbidden, InvalidInput, ServiceUnavailable, Unauthorized
+from app.rendering.cards import Card
+from app.rendering.links import Links
+from app.rendering.markdown import MEDIA_TYPE, markdown
+
+router = APIRouter(prefix="/chatops", tags=["chat-ops"])
+log = logging.getLogger(__name__)
+MAX_FORM_FIELDS = 100
+
+
+def links_for(request: Request) -> Links:
+    settings: Settings = request.app.state.settings
+    return Links.choose(settings.public_base_url, str(request.base_url))
+
+
+MARKDOWN_ANSWER: dict[int | str, dict[str, object]] = {
+    200: {"content": {"text/markdown": {"schema": {"type": "string"}}}}
+}
+
+
+def markdown_response(cards: Sequence[Card]) -> Response:
+    """The API's answer for ``Accept: text/markdown``: every card, every fix."""
+    return Response(markdown(cards), media_type=MEDIA_TYPE, headers={"Vary": "Accept"})
+
+
+@dataclass(frozen=True)
+class SlackDelivery:
+    form: dict[str, str]
+    key: tuple[str, str]
+    """Timestamp and signature: the same for every delivery of one command."""
+
+
+async def verified_slack_delivery(request: Request) -> SlackDelivery:
+    """The command, once its signature over the raw body checks out (401 otherwise)."""
+    secret = request.app.state.settings.slack_signing_secret
+    if secret is None:
+        raise ServiceUnavailable("Slack commands are off: ERRATA_SLACK_SIGNING_SECRET is not set.")
+    body = await request.body()
+    timestamp = request.headers.get("x-slack-request-timestamp", "")
+    signature = request.headers.get("x-slack-signature", "")
+    if not SlackSignature(secret.get_secret_value()).verify(body, timestamp, signature):
+        raise Unauthorized("The request has no valid, current Slack signature.")
+    return SlackDelivery(_form(body), (timestamp, signature))
+
+
+async def authenticated_mattermost_form(request: Request) -> dict[str, str]:
+    """The command's form, when its token is one of ERRATA_MATTERMOST_TOKENS."""
+    settings: Settings = request.app.state.settings
+    if not settings.mattermost_tokens:
+        raise ServiceUnavailable("Mattermost commands are off: ERRATA_MATTERMOST_TOKENS is empty.")
+    form = _form(await request.body())
+    token = form.get("token", "")
+    if not token:
+        raise Unauthorized("The command carries no token.")
+    if not token_allowed(token, settings.mattermost_tokens):
+        raise Forbidden("The command's token is not one this service accepts.")
+    return form
+
+
+@router.post("/slack", summary="Slack's /errata slash command (signed, form-encoded)")
+def slack_command(
+    delivery: Annotated[SlackDelivery, Depends(verified_slack_delivery)],
+    request: Request,
+    store: StoreDep,
+) -> JSONResponse:
+    """Repeated deliveries of one command (Slack retries carry X-Slack-Retry-Num) get the
+    answer the first one got, from memory, so the user sees one answer either way."""
+    replays: ReplayCache = request.app.state.slack_replays
+    message = replays.get(delivery.key)
+    if message is None:
+        answerer = Answerer(store, request.app.state.match_cache, links_for(request))
+        reply = answerer.reply(
+            command_text(delivery.form.get("text", "")),
+            delivery.form.get("command") or DEFAULT_SLASH,
+        )
+        message = slack_message(reply)
+        replays.put(delivery.key, message)
+    else:
+        log.info("repeated Slack delivery (retry %s)", request.headers.get("x-slack-retry-num"))
+    return JSONResponse(message)
+
+
+@router.post("/mattermost", summary="Mattermost's /errata slash command (token, form-encoded)")
+def mattermost_command(
+    form: Annotated[dict[str, str], Depends(authenticated_mattermost_form)],
+    request: Request,
+    store: StoreDep,
+) -> JSONResponse:
+    answerer = Answerer(store, request.app.state.match_cache, links_for(request))
+    reply = answerer.reply(form.get("text", ""), form.get("command") or DEFAULT_SLASH)
+    return JSONResponse(mattermost_message(reply))
+
+
+def _form(body: bytes) -> dict[str, str]:
+    """A form-encoded body's fields, first value of each."""
+    try:
+        fields = parse_qs(
+            body.decode("utf-8", errors="replace"),
+            keep_blank_values=True,
+            max_num_fields=MAX_FORM_FIELDS,
+        )
+    except ValueError:
+        raise InvalidInput(f"The form has more than {MAX_FORM_FIELDS} fields.") from None
+    return {name: values[0] for name, values in fields.items()}

@@ -1,0 +1,138 @@
+"""Carry out a chat command and say the result as cards, whichever chat it came from.
+
+Every failure a user can cause becomes a friendly card, never an error status: a chat shows a
+failed slash command as a bare "failed with the error …", which helps nobody.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from app.alignment import OPERATIONS
+from app.chatops.commands import (
+    DEFAULT_SLASH,
+    MAX_PASTE_CHARS,
+    Command,
+    Compute,
+    Help,
+    Lookup,
+    Paste,
+    parse_command,
+)
+from app.errors import NotFound, ProblemError
+from app.records.store import RecordFilters, RecordStore
+from app.rendering.cards import Card, Link, Quote, compute_card, match_cards, record_card
+from app.rendering.links import Links
+from app.rendering.records import find_record
+from app.rendering.text import validation_problem
+from app.services.compute import ComputeRequest, ComputeService
+from app.services.match import MatchIndexCache, MatchRequest, MatchService
+
+MAX_MATCHES = 3
+SEARCH_HITS = 5
+_EXAMPLE = "{slash} pad shape=[7] dtype=int4 op=copy_gmem_to_smem"
+
+
+@dataclass(frozen=True)
+class Reply:
+    cards: list[Card]
+    share: bool
+
+
+class Answerer:
+    """Answers chat commands from the store, the match index and the engine."""
+
+    def __init__(self, store: RecordStore, match_cache: MatchIndexCache, links: Links) -> None:
+        self.store = store
+        self.match_cache = match_cache
+        self.links = links
+
+    def reply(self, text: str, slash: str = DEFAULT_SLASH) -> Reply:
+        parsed = parse_command(text)
+        try:
+            cards = self._cards(parsed.command, slash)
+        except ProblemError as exc:
+            cards = [Card("That did not work", quotes=(Quote("Problem", exc.detail),))]
+        return Reply(cards, parsed.share)
+
+    def _cards(self, command: Command, slash: str) -> list[Card]:
+        match command:
+            case Help():
+                return [help_card(slash)]
+            case Lookup(key):
+                return [self._lookup(key, slash)]
+            case Compute():
+                return [self._compute(command, slash)]
+            case Paste(text, clipped):
+                return self._match(text, clipped)
+
+    def _lookup(self, key: str, slash: str) -> Card:
+        try:
+            row = find_record(self.store, key)
+        except NotFound:
+            return self._not_found(key, slash)
+        return record_card(row.document, self.store.annotation(row.id), self.links)
+
+    def _not_found(self, key: str, slash: str) -> Card:
+        page = self.store.search(RecordFilters(q=key), limit=SEARCH_HITS, cursor=None)
+        hits = tuple(
+            Link(row.error_message, self.links.record(row.slug or row.id)) for row in page.rows
+        )
+        advice = (
+            "Records that mention it:"
+            if hits
+            else f"Paste the traceback or the error message, or try {slash} help."
+        )
+        return Card(
+            "No record with that id or slug",
+            quotes=(Quote("You asked for", key),),
+            text=(advice,),
+            links=hits,
+        )
+
+    def _compute(self, command: Compute, slash: str) -> Card:
+        if command.unknown:
+            known = ", ".join(f"{key}=" for key in ("shape", "dtype", "op", "target", "jax"))
+            return Card(
+                "Unknown compute settings",
+                quotes=(Quote("Not understood", " ".join(command.unknown)),),
+                text=(f"Give {known} — for example {_EXAMPLE.format(slash=slash)}",),
+            )
+        try:
+            request = ComputeRequest.model_validate(command.fields)
+        except ValidationError as exc:
+            problem = validation_problem(exc)
+            return Card(
+                "Not enough to compute",
+                quotes=(Quote("Problem", problem),),
+                text=(f"Operations: {', '.join(OPERATIONS)}.",),
+            )
+        return compute_card(ComputeService(self.store).compute(request), self.links)
+
+    def _match(self, text: str, clipped: bool) -> list[Card]:
+        service = MatchService(self.store, self.match_cache)
+        response = service.match(MatchRequest(text=text))
+        cards = match_cards(response, service.index.records, self.links)
+        notes = []
+        if clipped:
+            notes.append(f"Only the last {MAX_PASTE_CHARS:,} characters of the paste were read.")
+        if len(cards) > MAX_MATCHES:
+            notes.append(f"{len(cards) - MAX_MATCHES} more matched errors are not shown.")
+        if notes:
+            cards = [*cards[:MAX_MATCHES], Card("About this answer", text=tuple(notes))]
+        return cards
+
+
+def help_card(slash: str) -> Card:
+    return Card(
+        "errata: JAX Pallas / Mosaic GPU alignment errors, matched and fixed",
+        text=(
+            f"{slash} <traceback or error message> — the known error, its values and the best fix.",
+            f"{slash} <record id or slug> — what a known error means and how to fix it.",
+            f"{_EXAMPLE.format(slash=slash)} — JAX's verdict and verified fixes "
+            f"(operations: {', '.join(OPERATIONS)}).",
+            f"{slash} share … — post the answer to the channel; answers are private otherwise.",
+        ),
+    )

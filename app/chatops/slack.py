@@ -1,0 +1,126 @@
+"""Slack: request signatures, the command text as Slack sends it, answers as Block Kit.
+
+Limits from Slack's Block Kit reference: 50 blocks a message, 150 characters a header,
+3000 characters a section's text. Everything cut says so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from slack_sdk.signature import Clock, SignatureVerifier
+
+from app.chatops.answers import Reply
+from app.rendering.cards import Card, FixCard, Quote, fix_heading, hidden_fixes_note
+from app.rendering.text import clip, clip_line
+
+MAX_BLOCKS = 50
+HEADER_LIMIT = 150
+SECTION_LIMIT = 3000
+FALLBACK_LIMIT = 3000
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+class SlackSignature:
+    """Slack's v0 signature: HMAC-SHA256 of ``v0:{timestamp}:{raw body}`` with the signing
+    secret, compared in constant time, within five minutes of the clock."""
+
+    def __init__(self, secret: str, clock: Clock | None = None) -> None:
+        self._verifier = SignatureVerifier(secret, clock or Clock())
+
+    def verify(self, body: bytes, timestamp: str, signature: str) -> bool:
+        # Malformed headers or a non-UTF-8 body are refused here: the SDK would raise on them.
+        if not (_TIMESTAMP.fullmatch(timestamp) and _SIGNATURE.fullmatch(signature)):
+            return False
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return self._verifier.is_valid(body, timestamp, signature)
+
+
+def command_text(text: str) -> str:
+    """Slack escapes &, < and > in what the user typed; a traceback needs them back."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def slack_message(reply: Reply) -> dict[str, Any]:
+    """The slash command's response: private to the user unless they asked to share."""
+    blocks: list[dict[str, Any]] = []
+    for index, card in enumerate(reply.cards):
+        if index:
+            blocks.append({"type": "divider"})
+        blocks += _card_blocks(card)
+    if len(blocks) > MAX_BLOCKS:
+        blocks = [*blocks[: MAX_BLOCKS - 1], _context("… (truncated: more than Slack shows)")]
+    return {
+        "response_type": "in_channel" if reply.share else "ephemeral",
+        "text": clip_line(" · ".join(card.title for card in reply.cards), FALLBACK_LIMIT),
+        "blocks": blocks,
+    }
+
+
+def _card_blocks(card: Card) -> list[dict[str, Any]]:
+    blocks = [
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": clip_line(card.title, HEADER_LIMIT)},
+        }
+    ]
+    if card.facts:
+        facts = " · ".join(f"*{escape(label)}* {_code(value)}" for label, value in card.facts)
+        blocks.append(_section(facts))
+    blocks += [_section(_quote(quote)) for quote in card.quotes]
+    blocks += [_section(escape(paragraph)) for paragraph in card.text]
+    if card.fixes:
+        blocks.append(_section(_fix(card.fixes[0], fix_heading(card, 0))))
+    footer = [f"<{link.url}|{escape(link.label)}>" for link in card.links]
+    hidden = hidden_fixes_note(card, shown=1)
+    if hidden:
+        footer.insert(0, escape(hidden))
+    if footer:
+        blocks.append(_context(" · ".join(footer)))
+    return blocks
+
+
+def _quote(quote: Quote) -> str:
+    text = f"*{escape(quote.label)}*\n{_code_block(quote.text)}"
+    return f"{text}\n{escape(quote.note)}" if quote.note else text
+
+
+def _fix(fix: FixCard, heading: str) -> str:
+    head = f"*{escape(heading)}*" + (f" — _{escape(fix.note)}_" if fix.note else "")
+    parts = [head]
+    for snippet in fix.snippets:
+        if snippet.label:
+            parts.append(f"*{escape(snippet.label)}*")
+        parts.append(_code_block(snippet.code))
+    return "\n".join(parts)
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(text, SECTION_LIMIT)}}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(text, SECTION_LIMIT)}]}
+
+
+def escape(text: str) -> str:
+    """mrkdwn control characters; escaped, ``<!channel>`` and links in user text stay text."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(text: str) -> str:
+    """Inline code cannot hold a backtick in mrkdwn; a look-alike quote takes its place."""
+    one_line = " ".join(text.split()).replace("`", "'")
+    return f"`{escape(one_line)}`"
+
+
+def _code_block(code: str) -> str:
+    """A code block cannot hold its own fence; a zero-width space breaks any inside it."""
+    body = code.rstrip().replace("```", "`" + _ZERO_WIDTH_SPACE + "``")
+    return f"```\n{escape(body)}\n```"

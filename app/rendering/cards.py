@@ -1,0 +1,256 @@
+"""Cards: what an answer says, before it is written as Markdown, Block Kit or HTML.
+
+Titles and prose hold only text this service wrote or curated; anything copied from a paste
+or typed by a user travels in a :class:`Quote`, which every format shows as code, so it can
+neither format the answer nor mention anybody.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.alignment import render_list, render_tuple
+from app.rendering.links import Links
+from app.rendering.records import corrections_by_field, field_label
+from app.services.compute import ComputeResponse, FixOut
+from app.services.match import MatchOut, MatchResponse, RecordInfo, ValuesOut
+
+# The matcher names inferred values by attribute; cards label them for people.
+_VALUE_LABELS = {
+    "bit_width": "bit width",
+    "element_count": "elements",
+    "memory_space": "memory space",
+}
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Text shown word for word, as code: JAX's message, a line of the paste, an input error."""
+
+    label: str
+    text: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Snippet:
+    label: str
+    code: str
+
+
+@dataclass(frozen=True)
+class FixCard:
+    title: str
+    note: str
+    snippets: tuple[Snippet, ...]
+    ranked: bool = True
+    """One of the engine's fixes, best first; a record's example fix is not ranked."""
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Card:
+    """One thing to say: a matched error, a verdict, a record, or a notice."""
+
+    title: str
+    facts: tuple[tuple[str, str], ...] = ()
+    quotes: tuple[Quote, ...] = ()
+    text: tuple[str, ...] = ()
+    fixes: tuple[FixCard, ...] = ()
+    links: tuple[Link, ...] = ()
+
+
+def fix_heading(card: Card, index: int) -> str:
+    fix = card.fixes[index]
+    if not fix.ranked:
+        return fix.title
+    return f"{'Best fix' if index == 0 and len(card.fixes) > 1 else 'Fix'}: {fix.title}"
+
+
+def hidden_fixes_note(card: Card, shown: int) -> str | None:
+    """Said when a short answer leaves fixes out; the All fixes link lists them."""
+    hidden = len(card.fixes) - shown
+    if hidden <= 0:
+        return None
+    return f"{hidden} more {'fix' if hidden == 1 else 'fixes'}: follow All fixes."
+
+
+def match_cards(
+    response: MatchResponse, known: Mapping[str, RecordInfo], links: Links
+) -> list[Card]:
+    """A card per matched error; without one, the exceptions seen and the closest records.
+
+    ``known`` is the match index's view of the records, for their messages.
+    """
+    if response.matches:
+        return [_match_card(match, known.get(match.errorId), links) for match in response.matches]
+    seen = tuple(
+        Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
+        for found in response.unmatched[:3]
+    )
+    closest = tuple(
+        Link(suggestion.errorMessage, links.record(suggestion.slug or suggestion.errorId))
+        for suggestion in response.suggestions
+    )
+    text = (
+        "Closest known errors:" if closest else "Paste the whole traceback, or search the records."
+    )
+    return [Card("No known error matched", quotes=seen, text=(text,), links=closest)]
+
+
+def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Card:
+    """Titled with JAX's message for the paste's values when the engine reproduced it, else
+    with the record's message template: titles never carry pasted text."""
+    fix = match.fix
+    first = fix.firstViolation if fix else None
+    message = first.message if first else record.message if record else match.slug
+    quotes = [Quote(f"Line {match.lineNumber} of the paste", match.matchedLine.strip())]
+    if first is not None:
+        quotes.append(Quote("JAX says", first.message, first.explanation))
+    facts = list(_value_facts(match.values))
+    if match.operation:
+        facts.append(("operation", match.operation))
+    if match.rule:
+        facts.append(("rule", match.rule))
+    text = []
+    if match.variant != "current":
+        text.append(f"Matched the {match.variant} wording of this error.")
+    if match.fixUnavailable:
+        text.append(f"No fix computed: {match.fixUnavailable}.")
+    page = Link("Record page", links.record(match.slug or match.errorId))
+    return Card(
+        title=f"{match.errorClass or 'Error'}: {message}",
+        facts=tuple(facts),
+        quotes=tuple(quotes),
+        text=tuple(text),
+        fixes=_fix_cards(fix.fixes) if fix else (),
+        links=(page, *_all_fixes(fix, links)),
+    )
+
+
+def compute_card(response: ComputeResponse, links: Links) -> Card:
+    """The verdict for one case: JAX's first error and the fixes, or that it passes."""
+    first = response.firstViolation
+    shape = render_tuple(tuple(response.shape))
+    facts = [("operation", response.operation), ("shape", shape), ("dtype", response.dtype)]
+    if response.targetDtype:
+        facts.append(("target dtype", response.targetDtype))
+    facts.append(("JAX", response.jaxVersion))
+    if first is None:
+        return Card(
+            title=f"{response.operation}: {shape} {response.dtype} passes every check",
+            facts=tuple(facts),
+            text=("Nothing to fix: this block lowers.",),
+        )
+    text = []
+    later = [violation.rule for violation in response.violations[1:]]
+    if later:
+        checks = "check fails" if len(later) == 1 else "checks fail"
+        text.append(
+            f"Fixing only this is not enough: {len(later)} more {checks} ({', '.join(later)})."
+        )
+    pages = [Link("Record page", links.record(first.errorId))] if first.errorId else []
+    return Card(
+        title=f"{first.errorClass}: {first.message}",
+        facts=tuple(facts),
+        quotes=(Quote("JAX says", first.message, first.explanation),),
+        text=tuple(text),
+        fixes=_fix_cards(response.fixes),
+        links=(*pages, *_all_fixes(response, links)),
+    )
+
+
+def record_card(document: dict[str, Any], annotation: dict[str, Any] | None, links: Links) -> Card:
+    """A record in brief: what the error means, its example fix (errata's, when corrected)."""
+    corrections = corrections_by_field(annotation)
+    rule = (annotation or {}).get("rule") or document.get("rule")
+    place = document.get("filePath")
+    if place and document.get("lineNumber"):
+        place = f"{place}:{document['lineNumber']}"
+    facts = tuple(
+        (label, str(value))
+        for label, value in (("id", document["id"]), ("rule", rule), ("thrown at", place))
+        if value
+    )
+    meaning, _ = _corrected(document, corrections, "documentation")
+    text = [meaning] if meaning else []
+    if corrections:
+        labels = ", ".join(dict.fromkeys(field_label(field) for field in corrections))
+        text.append(f"errata corrects this record ({labels}): read the record page.")
+    example, problem = _corrected(document, corrections, "exampleFix")
+    fixes: tuple[FixCard, ...] = ()
+    if example:
+        title = "Example fix, as corrected by errata" if problem else "Example fix"
+        fixes = (FixCard(title, problem or "", (Snippet("", example),), ranked=False),)
+    return Card(
+        title=f"{document.get('errorClass') or 'Error'}: {document['errorMessage']}",
+        facts=facts,
+        text=tuple(text),
+        fixes=fixes,
+        links=(Link("Record page", links.record(document.get("slug") or document["id"])),),
+    )
+
+
+def _corrected(
+    document: dict[str, Any], corrections: dict[str, dict[str, Any]], field: str
+) -> tuple[str | None, str | None]:
+    """A field as errata says it should read, and what was wrong with it (None if nothing)."""
+    correction = corrections.get(field)
+    if correction:
+        return correction["correction"], correction["problem"]
+    return document.get(field), None
+
+
+def _value_facts(values: ValuesOut) -> Iterable[tuple[str, str]]:
+    inferred = {_VALUE_LABELS.get(key, key) for key in values.inferred}
+    found = (
+        ("shape", render_list(tuple(values.shape)) if values.shape is not None else None),
+        ("dtype", values.dtype),
+        ("bit width", values.bitwidth),
+        ("elements", values.elementCount),
+        ("bits", values.bits),
+        ("bytes", values.bytes),
+        ("memory space", values.memorySpace),
+        *values.numbers.items(),
+    )
+    for label, value in found:
+        if value is not None:
+            yield label, f"{value} (inferred)" if label in inferred else str(value)
+
+
+def _fix_cards(fixes: list[FixOut]) -> tuple[FixCard, ...]:
+    return tuple(
+        FixCard(
+            title=fix.description,
+            note=_fix_note(fix),
+            snippets=(Snippet("Before", fix.code.before), Snippet("After", fix.code.after)),
+        )
+        for fix in fixes
+    )
+
+
+def _fix_note(fix: FixOut) -> str:
+    checked = "verified against every check" if fix.verified else "not verified"
+    added = f"adds {fix.addedBytes:g} bytes" if fix.addedBytes else "adds no bytes"
+    return f"{checked}; {added}"
+
+
+def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ...]:
+    """A link to the compute page for these values, where every fix is listed."""
+    if response is None or not response.fixes:
+        return ()
+    url = links.compute(
+        operation=response.operation,
+        shape=render_tuple(tuple(response.shape)),
+        dtype=response.dtype,
+        targetDtype=response.targetDtype,
+        jaxVersion=response.jaxVersion,
+    )
+    return (Link("All fixes", url),)

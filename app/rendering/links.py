@@ -1,0 +1,27 @@
+"""Absolute links into the web pages, for answers read outside this service (chat, bots)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+
+@dataclass(frozen=True)
+class Links:
+    base: str
+
+    @classmethod
+    def choose(cls, configured: str | None, request_root: str) -> Links:
+        """The configured public URL wins: behind a proxy the request's own URL is internal."""
+        return cls((configured or request_root).rstrip("/"))
+
+    def record(self, key: str) -> str:
+        return f"{self.base}/errors/{quote(key, safe='')}"
+
+    def search(self, query: str) -> str:
+        return f"{self.base}/search?{urlencode({'q': query})}"
+
+    def compute(self, **fields: object) -> str:
+        """The compute page's verdict for these values, which lists every fix."""
+        given = {name: value for name, value in fields.items() if value is not None}
+        return f"{self.base}/compute?{urlencode(given)}#verdict"

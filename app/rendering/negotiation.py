@@ -1,0 +1,32 @@
+"""Content negotiation between the API's JSON and its Markdown."""
+
+from __future__ import annotations
+
+_JSON_RANGES = ("application/json", "application/*", "*/*")
+
+
+def prefers_markdown(accept: str | None) -> bool:
+    """True when Accept names text/markdown at least as highly as JSON.
+
+    A bare ``*/*`` (curl, most clients) keeps JSON: Markdown is for callers that ask for it.
+    """
+    weights = _weights(accept or "")
+    markdown = weights.get("text/markdown", 0.0)
+    return markdown > 0 and markdown >= max(weights.get(kind, 0.0) for kind in _JSON_RANGES)
+
+
+def _weights(accept: str) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        quality = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if media:
+            weights[media.lower()] = max(weights.get(media.lower(), 0.0), quality)
+    return weights

@@ -1,0 +1,58 @@
+"""Rendering HTML pages: one Jinja environment, escaping everything, and the headers every
+page is sent with."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from starlette.responses import HTMLResponse
+
+from app.rendering.cards import fix_heading
+from app.rendering.links import Links
+from app.rendering.text import clip_line
+
+WEB_DIR = Path(__file__).resolve().parent
+STATIC_DIR = WEB_DIR / "static"
+
+# No inline script or style anywhere, so the policy can forbid both.
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self'",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(WEB_DIR / "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["clip_line"] = clip_line
+    env.filters["record_url"] = Links("").record
+    env.globals["fix_heading"] = fix_heading
+    return env
+
+
+def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    html = environment().get_template(template).render(**context)
+    return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)

@@ -1,0 +1,142 @@
+"""Web routes: thin, like the API's; they call the same services and render cards as HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Query
+from pydantic import ValidationError
+from starlette.responses import HTMLResponse
+
+from app.alignment import DTYPES, OPERATIONS
+from app.api.deps import MatchServiceDep, StoreDep
+from app.errors import NotFound, ProblemError
+from app.records.store import RecordFilters
+from app.rendering.cards import Card, compute_card, match_cards
+from app.rendering.links import Links
+from app.rendering.records import find_record
+from app.rendering.text import validation_problem
+from app.services.compute import ComputeRequest, ComputeService
+from app.services.match import MatchRequest
+from app.web.pages import page
+from app.web.record_page import record_page
+
+router = APIRouter(include_in_schema=False)
+SEARCH_PAGE_SIZE = 50
+_RELATIVE = Links("")
+
+
+@dataclass(frozen=True)
+class ComputeForm:
+    operation: str = ""
+    shape: str = ""
+    dtype: str = ""
+    targetDtype: str = ""
+    jaxVersion: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A result section: cards, or the problem that kept them from being made."""
+
+    cards: list[Card]
+    problem: str | None = None
+    status: int = 200
+
+
+def _home(
+    paste: str = "",
+    paste_jax: str = "",
+    match: Outcome | None = None,
+    form: ComputeForm | None = None,
+    computed: Outcome | None = None,
+) -> HTMLResponse:
+    status = (match or computed or Outcome([])).status
+    return page(
+        "index.html",
+        status,
+        paste=paste,
+        paste_jax=paste_jax,
+        match=match,
+        form=form or ComputeForm(),
+        computed=computed,
+        operations=list(OPERATIONS.values()),
+        dtypes=list(DTYPES),
+    )
+
+
+@router.get("/")
+def home() -> HTMLResponse:
+    return _home()
+
+
+@router.post("/")
+def home_match(
+    service: MatchServiceDep,
+    text: Annotated[str, Form()] = "",
+    jax_version: Annotated[str, Form(alias="jaxVersion")] = "",
+    fragment: Annotated[bool, Query(description="Only the result, for in-place updates.")] = False,
+) -> HTMLResponse:
+    """The paste form. Without JavaScript the whole page comes back with the result on it."""
+    try:
+        request = MatchRequest(text=text, jaxVersion=jax_version.strip() or None)
+        outcome = Outcome(match_cards(service.match(request), service.index.records, _RELATIVE))
+    except ValidationError:
+        outcome = Outcome([], "Paste a traceback or an error message first.", 422)
+    except ProblemError as exc:
+        outcome = Outcome([], exc.detail, exc.status)
+    if fragment:
+        return page("_match_result.html", outcome.status, match=outcome)
+    return _home(paste=text, paste_jax=jax_version, match=outcome)
+
+
+@router.get("/compute")
+def compute(
+    store: StoreDep,
+    operation: str = "",
+    shape: str = "",
+    dtype: str = "",
+    target_dtype: Annotated[str, Query(alias="targetDtype")] = "",
+    jax_version: Annotated[str, Query(alias="jaxVersion")] = "",
+) -> HTMLResponse:
+    """The compute form, by GET so that a verdict has a link of its own."""
+    form = ComputeForm(operation, shape, dtype, target_dtype, jax_version)
+    if not (operation or shape or dtype):
+        return _home(form=form)
+    try:
+        request = ComputeRequest(
+            operation=operation or None,
+            shape=shape,
+            dtype=dtype.strip() or None,
+            targetDtype=target_dtype.strip() or None,
+            jaxVersion=jax_version.strip() or None,
+        )
+        outcome = Outcome([compute_card(ComputeService(store).compute(request), _RELATIVE)])
+    except ValidationError as exc:
+        outcome = Outcome([], validation_problem(exc), 422)
+    except ProblemError as exc:
+        outcome = Outcome([], exc.detail, exc.status)
+    return _home(form=form, computed=outcome)
+
+
+@router.get("/search")
+def search(
+    store: StoreDep,
+    q: Annotated[str, Query(max_length=500)] = "",
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> HTMLResponse:
+    try:
+        found = store.search(RecordFilters(q=q or None), limit=SEARCH_PAGE_SIZE, cursor=cursor)
+    except ProblemError as exc:
+        return page("search.html", exc.status, q=q, found=None, problem=exc.detail)
+    return page("search.html", q=q, found=found, problem=None)
+
+
+@router.get("/errors/{key}")
+def record(store: StoreDep, key: str) -> HTMLResponse:
+    try:
+        row = find_record(store, key)
+    except NotFound as exc:
+        return page("error.html", 404, title="No such error record", detail=exc.detail)
+    return page("record.html", view=record_page(store, row))

@@ -1,0 +1,52 @@
+"""Accept: text/markdown on /api/match and /api/compute: the bots' renderer, for any client."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.chatops.chat import traceback
+from tests.conftest import PUBLIC_BASE_URL
+
+MARKDOWN = {"Accept": "text/markdown"}
+INT4_7 = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+
+
+def test_match_answers_in_markdown_when_asked(client: httpx.Client) -> None:
+    response = client.post(
+        "/api/match",
+        content=traceback("MGPU-COPY-INTEGER-BYTES"),
+        headers={**MARKDOWN, "Content-Type": "text/plain"},
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert "accept" in response.headers["vary"].lower()
+    text = response.text
+    assert text.startswith("### ValueError: Can only transfer integer bytes")
+    assert "**Best fix: pad the block from 7 to 256 elements**" in text
+    assert "plgpu.SMEM((32,), jnp.int32)" in text, "every fix, unlike the chat answers"
+    assert f"({PUBLIC_BASE_URL}/errors/can-only-transfer-integer-bytes-shape-dst-ty-sha)" in text
+
+
+def test_compute_answers_in_markdown_when_asked(client: httpx.Client) -> None:
+    response = client.post("/api/compute", json=INT4_7, headers=MARKDOWN)
+    assert response.headers["content-type"] == "text/markdown; charset=utf-8"
+    assert "**JAX says:** `Can only transfer integer bytes (shape=[7], dtype=i4)`" in response.text
+    passing = client.post(
+        "/api/compute",
+        json={"operation": "pallas_call", "shape": [128], "dtype": "float32"},
+        headers=MARKDOWN,
+    )
+    assert passing.text.startswith("### pallas_call: (128,) float32 passes every check")
+
+
+def test_json_stays_the_default(client: httpx.Client) -> None:
+    for accept in ("*/*", "application/json", "application/json, text/markdown;q=0.5"):
+        response = client.post("/api/compute", json=INT4_7, headers={"Accept": accept})
+        assert response.headers["content-type"] == "application/json", accept
+        assert response.json()["ok"] is False
+
+
+def test_errors_stay_problem_json(client: httpx.Client) -> None:
+    response = client.post("/api/compute", json={**INT4_7, "operation": "nope"}, headers=MARKDOWN)
+    assert response.status_code == 422
+    assert response.headers["content-type"].startswith("application/problem+json")

@@ -1,0 +1,186 @@
+"""The plain-Python side of the bots: command parsing, limits, signatures, replays, Markdown."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+import pytest
+from slack_sdk.signature import Clock
+
+from app.chatops.answers import Reply
+from app.chatops.commands import MAX_PASTE_CHARS, Compute, Help, Lookup, Paste, parse_command
+from app.chatops.replays import ReplayCache
+from app.chatops.slack import (
+    HEADER_LIMIT,
+    MAX_BLOCKS,
+    SECTION_LIMIT,
+    SlackSignature,
+    command_text,
+    slack_message,
+)
+from app.rendering.cards import Card, FixCard, Quote, Snippet
+from app.rendering.markdown import code_block, code_span, escape, markdown
+from app.rendering.negotiation import prefers_markdown
+from app.rendering.text import clip, clip_line, open_fence
+
+SECRET = "signing-secret"
+NOW = 1_800_000_000
+
+
+class FixedClock(Clock):
+    def __init__(self, now: float) -> None:
+        self.time = now
+
+    def now(self) -> float:
+        return self.time
+
+
+def sign(body: bytes, timestamp: int, secret: str = SECRET) -> str:
+    base = b"v0:" + str(timestamp).encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "share"),
+    [
+        ("", Help(), False),
+        ("help", Help(), False),
+        ("share help", Help(), True),
+        ("share\nValueError: x", Paste("ValueError: x"), True),
+        ("pad\tshape=7", Compute({"shape": "7"}), False),
+        ("225d0e9c2ee22311", Lookup("225d0e9c2ee22311"), False),
+        ("share can-only-transfer-integer-bytes", Lookup("can-only-transfer-integer-bytes"), True),
+        (
+            "pad shape=[8, 512] dtype=float32 op=copy_gmem_to_smem jax=0.10.2",
+            Compute(
+                {
+                    "shape": "[8, 512]",
+                    "dtype": "float32",
+                    "operation": "copy_gmem_to_smem",
+                    "jaxVersion": "0.10.2",
+                }
+            ),
+            False,
+        ),
+        ("pad shape=7 colour=red stray", Compute({"shape": "7"}, ("colour=red", "stray")), False),
+        ("pad the block", Paste("pad the block"), False),
+        ("ValueError: Can only transfer", Paste("ValueError: Can only transfer"), False),
+    ],
+)
+def test_commands(text: str, command: object, share: bool) -> None:
+    parsed = parse_command(text)
+    assert (parsed.command, parsed.share) == (command, share)
+
+
+def test_a_long_paste_keeps_its_end_from_a_line_start() -> None:
+    paste = "x" * 100 + "\n" + "noise line\n" * 5000 + "ValueError: the end"
+    parsed = parse_command(paste)
+    assert isinstance(parsed.command, Paste) and parsed.command.clipped
+    assert len(parsed.command.text) <= MAX_PASTE_CHARS
+    assert parsed.command.text.startswith("noise line")
+    assert parsed.command.text.endswith("ValueError: the end")
+
+
+def test_slack_escapes_are_undone() -> None:
+    assert command_text("memref&lt;32xf32&gt; &amp;lt;") == "memref<32xf32> &lt;"
+
+
+def test_signature_checks_secret_clock_and_shape() -> None:
+    body = b"command=%2Ferrata&text=help"
+    signature = SlackSignature(SECRET, FixedClock(NOW))
+    assert signature.verify(body, str(NOW), sign(body, NOW))
+    assert signature.verify(body, str(NOW - 299), sign(body, NOW - 299))
+    assert not signature.verify(body, str(NOW - 360), sign(body, NOW - 360)), "stale"
+    assert not signature.verify(body, str(NOW + 360), sign(body, NOW + 360)), "from the future"
+    assert not signature.verify(body, str(NOW), sign(body, NOW, "another-secret"))
+    assert not signature.verify(body + b"x", str(NOW), sign(body, NOW)), "body changed"
+    assert not signature.verify(body, "not-a-number", sign(body, NOW))
+    assert not signature.verify(body, str(NOW), "v0=é" + "0" * 63), "non-ASCII signature"
+    assert not signature.verify(b"\xff\xfe", str(NOW), sign(b"\xff\xfe", NOW)), "not UTF-8"
+
+
+def test_replay_cache_is_bounded_in_size_and_age() -> None:
+    now = [0.0]
+    cache = ReplayCache(ttl=10, max_entries=2, clock=lambda: now[0])
+    cache.put("a", 1)
+    cache.put("b", 2)
+    cache.put("c", 3)
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, 2, 3)
+    now[0] = 10.5
+    assert cache.get("b") is None and cache.get("c") is None
+
+
+def test_clip_closes_an_open_code_fence_and_says_it_cut() -> None:
+    text = "intro\n```python\n" + "x = 1\n" * 1000 + "```\nafter"
+    clipped = clip(text, 300)
+    assert len(clipped) <= 300
+    assert clipped.endswith("```\n… (truncated)")
+    assert open_fence(clipped) is None
+    assert clip("short", 300) == "short"
+    line = clip_line("a  b\nc" + "d" * 200, 20)
+    assert len(line) == 20 and line.startswith("a b cd") and line.endswith("d…")
+
+
+def test_markdown_keeps_user_text_inert() -> None:
+    assert escape("*bold* [link](x) <b>html</b> warpgroup_size _em_") == (
+        r"\*bold\* \[link\](x) \<b>html\</b> warpgroup_size \_em\_"
+    )
+    assert code_span("a ` b") == "``a ` b``"
+    assert code_block("```\nx") == "````python\n```\nx\n````"
+
+
+def _huge_card(index: int) -> Card:
+    long_code = "\n".join(f"line_{n} = {n}" for n in range(2000))
+    return Card(
+        title=f"Error {index}: " + "very long title " * 30,
+        facts=(("shape", "[7]"),),
+        quotes=(Quote("In the paste", "x" * 10_000),),
+        text=tuple(f"paragraph {n}" for n in range(30)),
+        fixes=(FixCard("pad", "verified", (Snippet("Before", long_code), Snippet("After", "y"))),),
+    )
+
+
+def test_slack_message_respects_block_kit_limits() -> None:
+    message = slack_message(Reply([_huge_card(n) for n in range(3)], share=False))
+    blocks = message["blocks"]
+    assert len(blocks) == MAX_BLOCKS
+    assert blocks[-1]["type"] == "context" and "truncated" in blocks[-1]["elements"][0]["text"]
+    headers = [block["text"]["text"] for block in blocks if block["type"] == "header"]
+    assert headers and all(len(text) <= HEADER_LIMIT and text.endswith("…") for text in headers)
+    sections = [block["text"]["text"] for block in blocks if block["type"] == "section"]
+    assert all(len(text) <= SECTION_LIMIT for text in sections)
+    assert any(text.endswith("… (truncated)") for text in sections)
+    assert all(open_fence(text) is None for text in sections)
+    assert message["response_type"] == "ephemeral"
+
+
+def test_slack_escapes_mentions_and_links_in_user_text() -> None:
+    card = Card("t", quotes=(Quote("paste", "<!channel> <https://evil|click> a & b"),))
+    text = slack_message(Reply([card], share=True))["blocks"][1]["text"]["text"]
+    assert "&lt;!channel&gt; &lt;https://evil|click&gt; a &amp; b" in text
+    assert "<!channel>" not in text
+
+
+def test_markdown_limit() -> None:
+    text = markdown([_huge_card(n) for n in range(3)], limit=16_383)
+    assert len(text) <= 16_383 and text.endswith("… (truncated)")
+    assert open_fence(text) is None
+
+
+@pytest.mark.parametrize(
+    ("accept", "wanted"),
+    [
+        (None, False),
+        ("*/*", False),
+        ("application/json", False),
+        ("text/markdown", True),
+        ("text/markdown, application/json;q=0.9", True),
+        ("application/json, text/markdown;q=0.5", False),
+        ("text/markdown;q=0, */*", False),
+        ("text/markdown;q=bogus", False),
+        ("TEXT/Markdown", True),
+    ],
+)
+def test_markdown_negotiation(accept: str | None, wanted: bool) -> None:
+    assert prefers_markdown(accept) is wanted

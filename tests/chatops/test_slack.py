@@ -1,0 +1,189 @@
+"""POST /chatops/slack on a real server: signatures first, then each command, within limits."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from app.chatops.commands import MAX_PASTE_CHARS
+from app.chatops.slack import HEADER_LIMIT, MAX_BLOCKS, SECTION_LIMIT
+from tests.api.test_records_api import assert_problem
+from tests.chatops.chat import block_texts, slack, slack_body, slack_headers, traceback
+from tests.conftest import PUBLIC_BASE_URL
+
+INT4_SLUG = "can-only-transfer-integer-bytes-shape-dst-ty-sha"
+
+
+def test_a_signed_help_command_is_answered_privately(client: httpx.Client) -> None:
+    response = slack(client, "help")
+    assert response.status_code == 200
+    message = response.json()
+    assert message["response_type"] == "ephemeral"
+    assert message["blocks"][0]["type"] == "header"
+    texts = block_texts(message)
+    assert "/errata pad shape=[7] dtype=int4 op=copy_gmem_to_smem" in texts
+    assert "copy_gmem_to_smem, copy_smem_to_gmem, pallas_call" in texts
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"X-Slack-Signature": None, "X-Slack-Request-Timestamp": None}, "unsigned"),
+        ({"X-Slack-Signature": "v0=" + "0" * 64}, "bad signature"),
+        ({"X-Slack-Signature": "v1=abc"}, "malformed signature"),
+        ({"X-Slack-Request-Timestamp": "yesterday"}, "malformed timestamp"),
+    ],
+)
+def test_requests_without_a_valid_signature_are_refused(
+    client: httpx.Client, change: dict[str, str | None], why: str
+) -> None:
+    body = slack_body("help")
+    headers = {**slack_headers(body), **change}
+    sent = {name: value for name, value in headers.items() if value is not None}
+    response = client.post("/chatops/slack", content=body, headers=sent)
+    assert_problem(response, 401, "Slack signature")
+
+
+def test_a_signature_by_another_secret_is_refused(client: httpx.Client) -> None:
+    body = slack_body("help")
+    response = client.post(
+        "/chatops/slack", content=body, headers=slack_headers(body, secret="not-the-secret")
+    )
+    assert_problem(response, 401)
+
+
+def test_a_stale_request_is_refused_even_when_signed(client: httpx.Client) -> None:
+    body = slack_body("help")
+    six_minutes_ago = int(time.time()) - 6 * 60
+    response = client.post(
+        "/chatops/slack", content=body, headers=slack_headers(body, six_minutes_ago)
+    )
+    assert_problem(response, 401, "current")
+
+
+def test_the_signature_covers_the_raw_body(client: httpx.Client) -> None:
+    headers = slack_headers(slack_body("help"))
+    response = client.post("/chatops/slack", content=slack_body("share help"), headers=headers)
+    assert_problem(response, 401)
+
+
+def test_a_retried_delivery_gets_the_first_answer(client: httpx.Client) -> None:
+    body = slack_body(traceback("MGPU-COPY-INTEGER-BYTES"))
+    headers = slack_headers(body)
+    first = client.post("/chatops/slack", content=body, headers=headers)
+    retry = client.post(
+        "/chatops/slack",
+        content=body,
+        headers={**headers, "X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"},
+    )
+    assert first.status_code == retry.status_code == 200
+    assert retry.json() == first.json()
+
+
+def test_a_pasted_traceback_gets_the_error_its_values_and_the_best_fix(
+    client: httpx.Client,
+) -> None:
+    message = slack(client, traceback("MGPU-COPY-INTEGER-BYTES")).json()
+    blocks = message["blocks"]
+    assert blocks[0]["text"]["text"] == (
+        "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    )
+    texts = block_texts(message)
+    assert "*shape* `[7]` · *dtype* `int4` · *bit width* `4`" in texts
+    assert "*JAX says*\n```\nCan only transfer integer bytes (shape=[7], dtype=i4)\n```" in texts
+    assert "7 × 4 bits = 28 bits; 28 mod 8 = 4" in texts
+    assert "*Best fix: pad the block from 7 to 256 elements*" in texts
+    assert "*After*\n```\nplgpu.SMEM((256,), jnp.int4)\n```" in texts
+    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_SLUG}|Record page>" in texts
+    assert message["text"].startswith("ValueError: Can only transfer integer bytes")
+
+
+def test_angle_brackets_slack_escaped_are_read_back(client: httpx.Client) -> None:
+    """Slack sends memref&lt;32xf32…&gt;; the matcher needs the real message."""
+    message = slack(client, traceback("MGPU-WGSTRIDED-ELEMENT-MULTIPLE")).json()
+    assert (
+        "must have a number of elements that is a multiple of 128 (got 32)"
+        in (message["blocks"][0]["text"]["text"])
+    )
+    assert "memref&lt;32xf32" in block_texts(message), "and escaped again on the way out"
+
+
+def test_share_posts_in_channel(client: httpx.Client) -> None:
+    message = slack(client, "share " + traceback("MGPU-COPY-INTEGER-BYTES")).json()
+    assert message["response_type"] == "in_channel"
+    assert "Can only transfer integer bytes" in message["blocks"][0]["text"]["text"]
+
+
+@pytest.mark.parametrize("key", ["225d0e9c2ee22311", INT4_SLUG])
+def test_a_record_by_id_or_slug_shows_errata_corrected_example(
+    client: httpx.Client, key: str
+) -> None:
+    message = slack(client, key).json()
+    texts = block_texts(message)
+    assert message["blocks"][0]["text"]["text"].startswith(
+        "ValueError: Can only transfer integer bytes (shape={dst_ty.shape}"
+    )
+    assert "errata corrects this record (Example fix" in texts
+    assert "*Example fix, as corrected by errata*" in texts
+    assert "x = jnp.pad(x, (0, 256 - 7))" in texts
+    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_SLUG}|Record page>" in texts
+
+
+def test_pad_computes_the_verdict_and_fixes(client: httpx.Client) -> None:
+    message = slack(client, "pad shape=[7] dtype=int4 op=copy_gmem_to_smem").json()
+    texts = block_texts(message)
+    assert message["blocks"][0]["text"]["text"] == (
+        "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    )
+    assert "*operation* `copy_gmem_to_smem` · *shape* `(7,)` · *dtype* `int4`" in texts
+    assert "2 more checks fail (MGPU-COPY-WARPGROUP-BYTES, MGPU-TMA-LASTDIM-128BITS)" in texts
+    assert "plgpu.SMEM((256,), jnp.int4)" in texts
+    assert "3 more fixes: follow All fixes." in texts
+    assert f"{PUBLIC_BASE_URL}/compute?operation=copy_gmem_to_smem&shape=%287%2C%29" in texts
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "said"),
+    [
+        ("ffffffffffffffff", "No record with that id or slug", "try /errata help"),
+        ("warpgroup", "No record with that id or slug", "Records that mention it:"),
+        ("pad shape=7 dtype=int4 op=nope", "That did not work", "unknown operation 'nope'"),
+        ("pad shape=7 dtype=int4", "Not enough to compute", "give one of operation"),
+        ("pad shape=7 colour=red", "Unknown compute settings", "colour=red"),
+        ("pad shape=7 dtype=int4 op=pallas_call", "ValueError", "verified"),
+        ("just some words", "No known error matched", "No known error matched"),
+    ],
+)
+def test_mistakes_get_friendly_answers(
+    client: httpx.Client, text: str, title: str, said: str
+) -> None:
+    response = slack(client, text)
+    assert response.status_code == 200
+    message = response.json()
+    assert message["blocks"][0]["text"]["text"].startswith(title)
+    assert said in block_texts(message)
+
+
+def test_a_huge_paste_is_read_from_its_end_and_the_answer_fits_slack(
+    client: httpx.Client,
+) -> None:
+    long_line = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)" + " ~" * 4000
+    noise = "INFO step 1 loss=0.5 shape=(3, 4)\n" * 3000
+    paste = noise + long_line
+    assert len(paste) > MAX_PASTE_CHARS
+    started = time.monotonic()
+    message = slack(client, paste).json()
+    assert time.monotonic() - started < 3, "Slack gives up after 3 seconds"
+    blocks = message["blocks"]
+    assert len(blocks) <= MAX_BLOCKS
+    for block in blocks:
+        if block["type"] == "header":
+            assert len(block["text"]["text"]) <= HEADER_LIMIT
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= SECTION_LIMIT
+    texts = block_texts(message)
+    assert "… (truncated)" in texts, "the 8,000-character line is cut, and says so"
+    assert f"Only the last {MAX_PASTE_CHARS:,} characters of the paste were read." in texts
+    assert "plgpu.SMEM((256,), jnp.int4)" in texts

@@ -1,0 +1,91 @@
+"""The pages over HTTP: headers, escaping, status codes, and the result fragment."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from tests.chatops.chat import traceback
+
+HTML = "text/html; charset=utf-8"
+PAGES = [
+    "/",
+    "/search?q=warpgroup",
+    "/compute?operation=copy_gmem_to_smem&shape=7&dtype=int4",
+    "/errors/225d0e9c2ee22311",
+    "/errors/no-such-record",
+]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_every_page_is_sent_with_security_headers(client: httpx.Client, path: str) -> None:
+    response = client.get(path)
+    assert response.headers["content-type"] == HTML
+    policy = response.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "'unsafe-inline'" not in policy
+    assert "frame-ancestors 'none'" in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "same-origin"
+    assert '<meta name="viewport"' in response.text
+    assert "<script>" not in response.text and " style=" not in response.text
+    assert re.search(r'<html lang="en">', response.text)
+
+
+def test_an_unknown_record_is_a_404_page(client: httpx.Client) -> None:
+    response = client.get("/errors/no-such-record")
+    assert response.status_code == 404
+    assert "<h1>No such error record</h1>" in response.text
+    assert "No error record with slug or id &#39;no-such-record&#39;." in response.text
+
+
+def test_a_record_is_found_by_slug_and_by_id(client: httpx.Client) -> None:
+    by_id = client.get("/errors/ffb598de9e3ff51b")
+    by_slug = client.get("/errors/only-copies-transferring-a-number-of-bytes-divisib")
+    assert by_id.status_code == by_slug.status_code == 200
+    assert by_id.text == by_slug.text
+    assert 'id="correction-exampleFix"' in by_id.text
+
+
+def test_what_people_type_is_escaped(client: httpx.Client) -> None:
+    attack = '<script>alert(1)</script>"'
+    searched = client.get("/search", params={"q": attack}).text
+    assert "<script>alert(1)</script>" not in searched
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&#34;" in searched
+    pasted = client.post("/", data={"text": attack + "\nValueError: " + attack}).text
+    assert "<script>alert" not in pasted
+
+
+def test_the_paste_form_posts_and_renders_the_result(client: httpx.Client) -> None:
+    response = client.post("/", data={"text": traceback("MGPU-COPY-INTEGER-BYTES")})
+    assert response.status_code == 200
+    assert "<h1>Match a traceback</h1>" in response.text
+    assert "plgpu.SMEM((256,), jnp.int4)" in response.text
+
+
+def test_the_fragment_is_the_result_alone(client: httpx.Client) -> None:
+    response = client.post(
+        "/", params={"fragment": "true"}, data={"text": traceback("MGPU-COPY-INTEGER-BYTES")}
+    )
+    assert response.text.lstrip().startswith('<section class="result"')
+    assert "<html" not in response.text
+    assert "plgpu.SMEM((256,), jnp.int4)" in response.text
+
+
+def test_problems_are_shown_on_the_page(client: httpx.Client) -> None:
+    empty = client.post("/", data={"text": ""})
+    assert empty.status_code == 422
+    assert "Paste a traceback or an error message first." in empty.text
+    bad = client.get("/compute", params={"operation": "nope", "shape": "7", "dtype": "int4"})
+    assert bad.status_code == 422
+    assert "unknown operation &#39;nope&#39;" in bad.text
+    cursor = client.get("/search", params={"cursor": "bogus"})
+    assert cursor.status_code == 422
+
+
+def test_static_files_are_served(client: httpx.Client) -> None:
+    script = client.get("/static/errata.js")
+    assert script.status_code == 200
+    assert "javascript" in script.headers["content-type"]
+    assert client.get("/static/errata.css").status_code == 200
