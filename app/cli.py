@@ -17,6 +17,8 @@ from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.errors import NotFound, ProblemError
 from app.migrate import upgrade
+from app.observability.logs import configure_logging
+from app.observability.multiprocess import metrics_dir
 from app.records.importer import ImportSummary, expand_paths, import_paths
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
@@ -37,25 +39,36 @@ def _database(settings: Settings):  # type: ignore[no-untyped-def]
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    workers: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    workers: Annotated[
+        int, typer.Option(min=1, envvar="ERRATA_WORKERS", help="Worker processes.")
+    ] = 1,
 ) -> None:
-    """Migrate, load the seed records into an empty database, then serve."""
+    """Migrate, load the seed records into an empty database, then serve.
+
+    With ERRATA_PREPARE_DATABASE=false the database is left as it is (a separate migration
+    step owns it). Several workers share their metrics through PROMETHEUS_MULTIPROC_DIR
+    (a fresh temporary folder unless set), emptied here before any worker starts.
+    """
     settings = load_settings()
-    engine, factory = _database(settings)
-    seeded = prepare_database(settings, engine, factory)
-    engine.dispose()
-    if seeded:
-        err.print(f"loaded {seeded.added} seed records")
+    configure_logging(settings.log_level, settings.log_format)
+    if settings.prepare_database:
+        engine, factory = _database(settings)
+        prepare_database(settings, engine, factory)  # logs what it loaded
+        engine.dispose()
     os.environ["ERRATA_PREPARE_DATABASE"] = "false"  # done once here, not in every worker
-    uvicorn.run(
-        "app.main:create_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        http="httptools",
-        loop="uvloop",
-    )
+    with metrics_dir(workers):
+        uvicorn.run(
+            "app.main:create_app",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            http="httptools",
+            loop="uvloop",
+            log_config=None,  # the app's JSON logging, set up in every worker
+            log_level=settings.log_level.lower(),
+            access_log=False,  # the app logs each request itself, with its request id
+        )
 
 
 @cli.command("import")

@@ -7,7 +7,7 @@ so tests can build as many differently configured apps as they like.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -16,7 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ERRATA_", env_file=".env", extra="ignore")
+    # The environment only: no settings (and so no secret) file is read.
+    model_config = SettingsConfigDict(env_prefix="ERRATA_", extra="ignore")
 
     data_dir: Path = Field(
         default=Path("var"), description="Writable directory for the embedded SQLite database."
@@ -38,9 +39,44 @@ class Settings(BaseSettings):
         description="Bearer tokens allowed to write records (comma-separated).",
     )
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, description="Signing secret of the Slack app; unset turns /chatops/slack off."
+    )
+    mattermost_tokens: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Slash-command tokens Mattermost may send (comma-separated).",
+    )
+    public_base_url: str | None = Field(
+        default=None,
+        description="Where people reach this service, for links in bot answers "
+        "(e.g. https://errata.example.org); unset means the request's own URL.",
+    )
     prepare_database: bool = Field(
         default=True,
         description="Migrate and seed on start (off in workers `errata serve` spawns).",
+    )
+    log_level: str = Field(default="INFO", pattern=r"(?i)^(debug|info|warning|error|critical)$")
+    log_format: Literal["json", "console"] = Field(
+        default="json", description="One JSON object a line, or plain text for a terminal."
+    )
+    rate_limit_per_second: float = Field(
+        default=50.0,
+        ge=0,
+        description="Expensive POSTs (match, compute, import, chat) a client address may make "
+        "per second in each process; 0 turns the limit off.",
+    )
+    rate_limit_burst: int = Field(
+        default=100, ge=1, description="Expensive POSTs a client may make at once."
+    )
+    cors_allow_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Origins allowed to call the API from a browser (comma-separated); "
+        "empty turns CORS off.",
+    )
+    database_statement_timeout_ms: int = Field(
+        default=30_000,
+        ge=0,
+        description="PostgreSQL cancels any one statement of a request after this long; 0: never.",
     )
 
     @field_validator("seed_paths", mode="before")
@@ -50,11 +86,27 @@ class Settings(BaseSettings):
             return [Path(part) for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("admin_tokens", mode="before")
+    @field_validator("admin_tokens", "mattermost_tokens", "cors_allow_origins", mode="before")
     @classmethod
     def _split_tokens(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("slack_signing_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("public_base_url", mode="before")
+    @classmethod
+    def _check_base_url(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = value.strip().rstrip("/")
+            if not value:
+                return None
+            if not value.startswith(("http://", "https://")):
+                raise ValueError("public_base_url must start with http:// or https://")
         return value
 
     @property

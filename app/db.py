@@ -20,12 +20,22 @@ NAMING_CONVENTION = {
 }
 
 
+# Seconds to wait for a new PostgreSQL connection, and for a free one from a busy pool.
+CONNECT_TIMEOUT_S = 5
+POOL_TIMEOUT_S = 10
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def make_engine(url: str) -> Engine:
-    """Create an engine; for SQLite, make sure the folder exists and foreign keys are on."""
+def make_engine(url: str, *, statement_timeout_ms: int = 0) -> Engine:
+    """Create an engine; for SQLite, make sure the folder exists and foreign keys are on.
+
+    PostgreSQL connections are checked before each use (a restarted server costs no failed
+    request once it is back), give up connecting after a few seconds, and, with
+    ``statement_timeout_ms``, have the server cancel any statement that runs longer.
+    """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
@@ -33,7 +43,17 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+    connect_args: dict[str, object] = {"connect_timeout": CONNECT_TIMEOUT_S}
+    if statement_timeout_ms:
+        connect_args["options"] = f"-c statement_timeout={int(statement_timeout_ms)}"
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=10,
+        pool_timeout=POOL_TIMEOUT_S,
+        connect_args=connect_args,
+    )
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

@@ -6,19 +6,32 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.cors import CORSMiddleware
 
-from app.api import compute, health, match, problems, records
-from app.api.limits import BodySizeLimit
+from app.api import chatops, compute, health, match, problems, records
+from app.api.headers import DefaultHeaders
+from app.api.limits import BodySizeLimit, RateLimit
+from app.api.openapi import document_problems
+from app.chatops.replays import ReplayCache
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.migrate import head_revision
+from app.observability import setup as observability
+from app.observability.logs import configure_logging
+from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
 from app.services.match import MatchIndexCache
+from app.web import routes as web
+from app.web.pages import STATIC_DIR
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
-    engine = make_engine(settings.resolved_database_url)
+    configure_logging(settings.log_level, settings.log_format)
+    engine = make_engine(
+        settings.resolved_database_url, statement_timeout_ms=settings.database_statement_timeout_ms
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -26,6 +39,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             prepare_database(settings, engine, app.state.session_factory)
         yield
         engine.dispose()
+        forget_process()
 
     app = FastAPI(
         title="errata",
@@ -38,12 +52,30 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.session_factory = make_session_factory(engine)
     app.state.schema_head = head_revision(settings)
     app.state.match_cache = MatchIndexCache()
+    app.state.slack_replays = ReplayCache()
 
     problems.install(app)
+    document_problems(app)
     app.include_router(health.router)
     app.include_router(records.router)
     app.include_router(records.import_router)
     app.include_router(compute.router)
     app.include_router(match.router)
+    app.include_router(chatops.router)
+    app.include_router(web.router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst
+    )
+    if settings.cors_allow_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_allow_origins,
+            allow_methods=["GET", "POST", "PUT"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID", "Retry-After"],
+        )
+    app.add_middleware(DefaultHeaders)
+    observability.install(app)  # outermost: request ids, access log, latency
     return app

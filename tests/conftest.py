@@ -30,6 +30,9 @@ POSTGRES_ADMIN_URL = os.environ.get(
     "ERRATA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
 ADMIN_TOKEN = "curator-token-for-tests"
+SLACK_SIGNING_SECRET = "slack-signing-secret-for-tests"
+MATTERMOST_TOKENS = ("mattermost-token-one", "mattermost-token-two")
+PUBLIC_BASE_URL = "https://errata.example.test"
 SEED_DIR = REPO_ROOT / "data" / "seeds"
 
 
@@ -41,7 +44,7 @@ class Backend:
         self._tmp = tmp_path_factory
         self._created: list[str] = []
         self._admin = (
-            create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+            create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
             if name == "postgresql"
             else None
         )
@@ -154,6 +157,9 @@ def live_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> I
     env = {
         "ERRATA_DATABASE_URL": backend.new_database(),
         "ERRATA_ADMIN_TOKENS": ADMIN_TOKEN,
+        "ERRATA_SLACK_SIGNING_SECRET": SLACK_SIGNING_SECRET,
+        "ERRATA_MATTERMOST_TOKENS": ",".join(MATTERMOST_TOKENS),
+        "ERRATA_PUBLIC_BASE_URL": PUBLIC_BASE_URL,
     }
     server = start_server(env, tmp_path_factory.mktemp("server") / "server.log")
     yield server

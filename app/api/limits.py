@@ -1,6 +1,12 @@
-"""Refuse request bodies over the configured size before any of them is parsed."""
+"""Refuse request bodies over the configured size before any of them is parsed, and rate-limit
+the expensive calls per client."""
 
 from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -55,3 +61,98 @@ class BodySizeLimit:
             instance=scope.get("path"),
         )
         await response(scope, receive, send)
+
+
+# POSTs that cost real work: matching, the engine, imports, and the chat commands and the
+# web page's paste form built on them.
+EXPENSIVE_PATHS = ("/api/match", "/api/compute", "/api/import", "/chatops", "/")
+
+
+class TokenBuckets:
+    """One token bucket per key: ``rate`` tokens a second, at most ``burst`` saved up.
+
+    Memory stays bounded: past ``max_keys`` buckets, the full ones (idle clients) are dropped,
+    then the least recently used.
+    """
+
+    def __init__(
+        self,
+        rate: float,
+        burst: int,
+        *,
+        max_keys: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rate = rate
+        self.burst = float(burst)
+        self.max_keys = max_keys
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> float:
+        """Spend one token; 0 when allowed, else the seconds until a token is there."""
+        with self._lock:
+            now = self._clock()
+            tokens, stamp = self._buckets.pop(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - stamp) * self.rate)
+            wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+            self._buckets[key] = (tokens - 1 if wait == 0 else tokens, now)
+            if len(self._buckets) > self.max_keys:
+                self._prune(now)
+            return wait
+
+    def _prune(self, now: float) -> None:
+        full = [
+            key
+            for key, (tokens, stamp) in self._buckets.items()
+            if tokens + (now - stamp) * self.rate >= self.burst
+        ]
+        for key in full:
+            del self._buckets[key]
+        # Buckets are re-inserted on use, so the first ones are the least recently used.
+        for key in list(self._buckets)[: max(0, len(self._buckets) - self.max_keys)]:
+            del self._buckets[key]
+
+
+class RateLimit:
+    """Pure ASGI middleware: a token bucket per client address for the expensive POSTs.
+
+    Over the limit the answer is 429 problem+json with ``Retry-After`` (whole seconds). The
+    buckets live in this process: with N workers a client gets up to N times the rate.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        rate: float,
+        burst: int,
+        paths: tuple[str, ...] = EXPENSIVE_PATHS,
+    ) -> None:
+        self.app = app
+        self.paths = paths
+        self.buckets = TokenBuckets(rate, burst) if rate > 0 else None
+
+    def _limited(self, scope: Scope) -> bool:
+        if self.buckets is None or scope["type"] != "http" or scope["method"] != "POST":
+            return False
+        path: str = scope["path"]
+        return any(path == prefix or path.startswith(prefix + "/") for prefix in self.paths)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._limited(scope):
+            assert self.buckets is not None
+            client = scope.get("client")
+            wait = self.buckets.take(client[0] if client else "unknown")
+            if wait > 0:
+                retry_after = max(1, math.ceil(wait))
+                response = problem_response(
+                    429,
+                    "Too many requests",
+                    f"Too many expensive requests from this client; retry in {retry_after} s.",
+                    instance=scope.get("path"),
+                )
+                response.headers["Retry-After"] = str(retry_after)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)

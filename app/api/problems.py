@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 
+from app.api.headers import DEFAULT_HEADERS
+from app.api.paths import methods_for
 from app.errors import ProblemError
 
 PROBLEM_JSON = "application/problem+json"
+DATABASE_RETRY_AFTER_S = 5
 log = logging.getLogger(__name__)
 
 
 def problem_response(
-    status: int, title: str, detail: str, *, instance: str | None = None, **extra: Any
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    instance: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
 ) -> JSONResponse:
     body: dict[str, Any] = {
         "type": "about:blank",
@@ -29,8 +40,10 @@ def problem_response(
     if instance:
         body["instance"] = instance
     body.update({key: value for key, value in extra.items() if value})
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+    sent = dict(headers or {})
+    if status == 401:
+        sent.setdefault("WWW-Authenticate", "Bearer")
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=sent or None)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -69,23 +82,52 @@ def install(app: FastAPI) -> None:
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "Error")
         detail = exc.detail if isinstance(exc.detail, str) else title
+        headers = dict(exc.headers or {})
         if exc.status_code == 404 and detail == "Not Found":
             detail = f"No route {request.method} {request.url.path}."
-        return problem_response(exc.status_code, title, detail, instance=request.url.path)
-
-    @app.exception_handler(OperationalError)
-    async def _database_down(request: Request, exc: DBAPIError) -> JSONResponse:
-        log.warning("database unavailable: %s", type(exc.orig).__name__)
+        elif exc.status_code == 405:
+            # Starlette names the methods of the first route on the path; list every route's.
+            allowed = methods_for(request.app, request.url.path)
+            if allowed:
+                headers["Allow"] = ", ".join(allowed)
+        elif exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
+            # A JSON body that is not UTF-8: as malformed as any other bad JSON.
+            return problem_response(
+                422, "Invalid input", "Malformed JSON body: not UTF-8", instance=request.url.path
+            )
         return problem_response(
+            exc.status_code, title, detail, instance=request.url.path, headers=headers
+        )
+
+    async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+        cause = exc.orig if isinstance(exc, DBAPIError) else exc
+        log.warning("database unavailable: %s", type(cause).__name__)
+        response = problem_response(
             503,
             "Service unavailable",
             "The database is unreachable; try again shortly.",
             instance=request.url.path,
         )
+        response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
+        return response
+
+    # A server that went away, a connection it dropped, or a pool with no connection to spare.
+    for unavailable in (OperationalError, InterfaceError, PoolTimeout):
+        app.add_exception_handler(unavailable, _database_down)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
+        # This answer is sent from outside every middleware: add what they would have.
+        headers = {key.decode(): value.decode() for key, value in DEFAULT_HEADERS}
+        request_id = getattr(request.state, "request_id", None)
+        if request_id:
+            headers["X-Request-ID"] = request_id
         return problem_response(
-            500, "Internal server error", "An unexpected error occurred.", instance=request.url.path
+            500,
+            "Internal server error",
+            "An unexpected error occurred.",
+            instance=request.url.path,
+            headers=headers,
         )
+

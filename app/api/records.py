@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import CuratorDep, StoreDep
 from app.errors import InvalidInput, NotFound
@@ -186,7 +187,9 @@ def put_record(
 )
 async def import_document(store: StoreDep, request: Request) -> ImportSummaryOut:
     text = decode(await request.body(), "request body")
-    result = import_text(store, text, "request body")
+    # Writes wait on database locks: off the event loop, or one import waiting on another's
+    # lock would stop the worker from ever committing that other import.
+    result = await run_in_threadpool(import_text, store, text, "request body")
     return ImportSummaryOut(
         added=result.added,
         updated=result.updated,

@@ -11,6 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# An error message is a line or a few, not a document: a longer one would only make every
+# fuzzy suggestion slower (its message is compared with each paste that matches nothing).
+MAX_MESSAGE_CHARS = 4096
 
 
 class ErrorRecord(BaseModel):
@@ -19,7 +22,7 @@ class ErrorRecord(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     id: str = Field(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])
-    errorMessage: str = Field(min_length=1)
+    errorMessage: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
     repo: str | None = None
     slug: str | None = None
     errorCode: str | None = None

@@ -53,6 +53,23 @@ class Related:
 class RecordStore:
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._write_lock: object | None = None
+
+    def _lock_writes(self) -> None:
+        """Writers take turns, from before they read what they will change.
+
+        The store-state row is locked by a no-op UPDATE (on SQLite, the UPDATE takes the
+        database's write lock) once per transaction, so two requests writing the same new
+        record cannot both find it missing and both insert it: the second waits, then finds
+        the first one's row.
+        """
+        transaction = self.session.get_transaction()
+        if transaction is not None and transaction is self._write_lock:
+            return
+        self.session.execute(
+            update(StoreState).where(StoreState.id == 1).values(version=StoreState.version)
+        )
+        self._write_lock = self.session.get_transaction()
 
     def get(self, record_id: str) -> RecordRow:
         row = self.session.get(RecordRow, record_id)
@@ -205,6 +222,7 @@ class RecordStore:
         Imports keep the newer datasetVersion (``keep_newer``); a curator's explicit write wins.
         """
         content_hash = _content_hash(record.document, dataset_version)
+        self._lock_writes()
         row = self.session.get(RecordRow, record.model.id)
         if row is None:
             row = RecordRow(id=record.model.id)
@@ -223,6 +241,7 @@ class RecordStore:
 
     def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
         content_hash = _content_hash(annotation.document, None)
+        self._lock_writes()
         row = self.session.get(AnnotationRow, annotation.model.recordId)
         if row is None:
             row = AnnotationRow(record_id=annotation.model.recordId)

@@ -1,0 +1,124 @@
+"""Hostile and concurrent input against a real server, on SQLite and on PostgreSQL.
+
+Assertions are on behaviour (answers, counts, what is stored), never on timings.
+"""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from tests.api.test_records_api import assert_problem, new_record
+from tests.conftest import ADMIN_TOKEN, LiveServer
+
+SEED_ID = "225d0e9c2ee22311"
+SEED_PASTE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+
+def matched(client: httpx.Client, text: str) -> list[str]:
+    response = client.post("/api/match", json={"text": text})
+    assert response.status_code == 200, response.text[:500]
+    return [item["errorId"] for item in response.json()["matches"]]
+
+
+def test_a_catastrophic_backtracking_pattern_cannot_slow_matching(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    record = new_record(
+        errorMessage="A run of as",
+        messagePattern="(?P<run>(a+)+)$",  # exponential for a backtracking engine
+        olderWordings=[{"text": "as, then the end", "pattern": "(a+)+$"}],
+    )
+    imported = curator.post("/api/import", json=[{"record": record}])
+    assert imported.status_code == 200, imported.text
+    assert imported.json()["added"] == 1
+    assert record["id"] in matched(client, "aaaaaaaa")  # the pattern is live in the index
+    # A backtracking engine would not return from these in any useful time; RE2 is linear.
+    for paste in ("a" * 100_000 + "!", "ValueError: " + "a" * 100_000 + "!"):
+        assert record["id"] not in matched(client, paste)
+    assert matched(client, SEED_PASTE)[0] == SEED_ID
+    retired = curator.put(
+        f"/api/errors/{record['id']}", json={"record": {**record, "retired": True}}
+    )
+    assert retired.status_code == 200
+
+
+def test_a_megabyte_message_is_refused_and_writes_nothing(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    huge = new_record(errorMessage="Widget " + "w" * 1_000_000, messagePattern="Widget (?P<w>w+)")
+    good = new_record()
+    total = client.get("/api/errors", params={"limit": 1}).json()["total"]
+    assert_problem(
+        curator.put(f"/api/errors/{huge['id']}", json={"record": huge}), 422, "errorMessage"
+    )
+    assert_problem(
+        curator.post("/api/import", json=[{"record": good}, {"record": huge}]),
+        422,
+        "errorMessage",
+    )
+    assert client.get("/api/errors", params={"limit": 1}).json()["total"] == total
+    assert client.get(f"/api/errors/{good['id']}").status_code == 404
+    assert matched(client, SEED_PASTE)[0] == SEED_ID
+
+
+WRITERS, IMPORTS_EACH, RECORDS_EACH = 4, 3, 5
+SAME_BATCH_WRITERS = 3
+READERS, READS_EACH = 3, 12
+
+
+def test_concurrent_imports_and_reads_lose_and_duplicate_nothing(
+    live_server: LiveServer, client: httpx.Client
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    batches = [
+        [new_record(tags=[f"load-{tag}"]) for _ in range(RECORDS_EACH)]
+        for _ in range(WRITERS * IMPORTS_EACH)
+    ]
+    shared = [new_record(tags=[f"load-{tag}"]) for _ in range(RECORDS_EACH)]
+    before = client.get("/api/errors", params={"limit": 1}).json()["total"]
+    headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+    def write(chunk: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        with live_server.client(headers=headers) as http:
+            results = []
+            for batch in chunk:
+                response = http.post("/api/import", json=[{"record": r} for r in batch])
+                assert response.status_code == 200, response.text
+                results.append(response.json())
+            return results
+
+    def read(_: int) -> int:
+        with live_server.client() as http:
+            for turn in range(READS_EACH):
+                listed = http.get("/api/errors", params={"limit": 200, "tag": f"load-{tag}"})
+                assert listed.status_code == 200, listed.text
+                ids = [item["id"] for item in listed.json()["items"]]
+                assert len(ids) == len(set(ids))
+                if turn % 3 == 0:
+                    assert http.post("/api/match", json={"text": SEED_PASTE}).status_code == 200
+            return READS_EACH
+
+    chunks = [batches[i::WRITERS] for i in range(WRITERS)]
+    with ThreadPoolExecutor(WRITERS + SAME_BATCH_WRITERS + READERS) as pool:
+        writes = [pool.submit(write, chunk) for chunk in chunks]
+        races = [pool.submit(write, [shared]) for _ in range(SAME_BATCH_WRITERS)]
+        reads = [pool.submit(read, n) for n in range(READERS)]
+        written = [result for future in writes for result in future.result()]
+        raced = [result for future in races for result in future.result()]
+        assert sum(future.result() for future in reads) == READERS * READS_EACH
+
+    assert all(result["added"] == RECORDS_EACH and not result["failed"] for result in written)
+    # The same five records, sent three times at once: added once, then found unchanged.
+    assert sum(result["added"] for result in raced) == RECORDS_EACH
+    assert sum(result["unchanged"] for result in raced) == RECORDS_EACH * (SAME_BATCH_WRITERS - 1)
+
+    expected = {r["id"] for batch in [*batches, shared] for r in batch}
+    listed = client.get("/api/errors", params={"limit": 200, "tag": f"load-{tag}"}).json()
+    assert sorted(item["id"] for item in listed["items"]) == sorted(expected)
+    assert client.get("/api/errors", params={"limit": 1}).json()["total"] == before + len(expected)
+    last = batches[-1][-1]
+    assert last["id"] in matched(client, "ValueError: " + last["errorMessage"].replace("{n}", "8"))
