@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from .shapes import MAX_DIM, MAX_ELEMENTS, Dims, render_tuple
 from .snippets import code_line, validation
 
 SEARCH_WINDOW = 8192
+# Searches check shapes in batches, in the order the answer is chosen from, and stop at
+# the first batch holding a passing shape; each batch is this many times the last.
+FIRST_BATCH, BATCH_GROWTH = 512, 8
 KIND_ORDER = {"pad": 0, "reshape": 1, "promote": 2, "view": 3}
 
 # Wider dtypes to store instead, nearest first. 8-bit types are included: they
@@ -90,6 +94,40 @@ def _passes(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -
     return passes(case.operation, batch, dtype, target, case.version)
 
 
+def _first_passing(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> int | None:
+    """The index of the first shape in ``batch`` that passes every check, if one does.
+
+    Checks are per shape, so the batch is checked in growing slices: most searches end in
+    the first slice instead of checking every candidate.
+    """
+    start, size = 0, FIRST_BATCH
+    while start < len(batch):
+        stop = min(len(batch), start + size)
+        hits = np.flatnonzero(_passes(case, batch[start:stop], dtype, target))
+        if hits.size:
+            return start + int(hits[0])
+        start, size = stop, size * BATCH_GROWTH
+    return None
+
+
+@cache
+def _blocks() -> np.ndarray:
+    """Every 2-D block of 2..256 × 2..256, fewest elements first, then widest rows first."""
+    side = np.arange(2, TMA_MAX_BOX + 1, dtype=np.int64)
+    rows, cols = (grid.ravel() for grid in np.meshgrid(side, side, indexing="ij"))
+    order = np.lexsort((-cols, rows * cols))
+    blocks = np.stack([rows[order], cols[order]], axis=1)
+    blocks.setflags(write=False)
+    return blocks
+
+
+@cache
+def _block_sizes() -> np.ndarray:
+    sizes = _blocks().prod(axis=1)
+    sizes.setflags(write=False)
+    return sizes
+
+
 def smallest_passing_size(
     case: Case, dims: Dims, axis: int, dtype: DType, start: int
 ) -> int | None:
@@ -102,8 +140,8 @@ def smallest_passing_size(
     sizes = np.arange(start, stop, dtype=np.int64)
     batch = np.repeat(np.array([dims], dtype=np.int64), len(sizes), axis=0)
     batch[:, axis] = sizes
-    hits = np.flatnonzero(_passes(case, batch, dtype, case.target))
-    return int(sizes[hits[0]]) if hits.size else None
+    first = _first_passing(case, batch, dtype, case.target)
+    return int(sizes[first]) if first is not None else None
 
 
 def _axis_label(axis: int, rank: int) -> int:
@@ -193,16 +231,11 @@ def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
     flat = (elements,)
     if flat != case.dims and _passes(case, np.array([flat]), dtype, case.target)[0]:
         found.append(flat)
-    side = np.arange(2, TMA_MAX_BOX + 1, dtype=np.int64)
-    rows, cols = (grid.ravel() for grid in np.meshgrid(side, side, indexing="ij"))
-    roomy = rows * cols >= elements
-    rows, cols = rows[roomy], cols[roomy]
-    if rows.size:
-        ok = _passes(case, np.stack([rows, cols], axis=1), dtype, case.target)
-        rows, cols = rows[ok], cols[ok]
-    if rows.size:
-        best = np.lexsort((-cols, rows * cols))[0]  # fewest elements, then widest rows
-        block = (int(rows[best]), int(cols[best]))
+    # The best block holds every element: the first passing one of those, in _blocks order.
+    roomy = _blocks()[int(np.searchsorted(_block_sizes(), elements)) :]
+    best = _first_passing(case, roomy, dtype, case.target)
+    if best is not None:
+        block = (int(roomy[best][0]), int(roomy[best][1]))
         if block != case.dims:
             found.append(block)
     return [

@@ -21,7 +21,7 @@ from functools import cache
 
 from app.matching.index import Hit, PatternIndex
 from app.matching.normalize import NormalizedPaste, normalize
-from app.matching.tracebacks import TRUNCATION, ExceptionRecord, read_exceptions
+from app.matching.tracebacks import ExceptionRecord, find_truncation, read_exceptions
 from app.matching.values import (
     TypedValues,
     ValueSource,
@@ -190,7 +190,7 @@ def _in_loose_lines(
         candidates.append(_Candidate(("line", line), hit, line, None, lines[line], LOOSE_LINE))
     found = {c.line for c in candidates}
     for line in loose:
-        cut = TRUNCATION.search(lines[line])
+        cut = find_truncation(lines[line])
         if cut is None or line in found:
             continue
         text = lines[line][: cut.start()].strip()

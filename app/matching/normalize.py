@@ -93,6 +93,14 @@ _PREFIXES = (
     # Markdown and e-mail quotes, but not the Python prompt ">>> "
     re.compile(r"^\s*>(?!>>)\s?"),
 )
+# Every prefix at once: most lines have none, and one failed match says so.
+_ANY_PREFIX = re.compile(
+    "|".join(f"(?{'i' if p.flags & re.IGNORECASE else ''}:{p.pattern})" for p in _PREFIXES)
+)
+# Text without either of these has no ANSI code anywhere (each ``_ANSI`` branch needs one).
+_ANSI_BRACKET = re.compile(r"\[\d{1,3}[;m]")
+_CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_UNPRINTABLE_BYTES = _CONTROL_BYTES + b"\t"  # line breaks aside
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
 _INLINE_FENCE = re.compile(r"^(\s*)```|```\s*$")
 _INLINE_CODE = re.compile(r"^`([^`]+)`$")
@@ -101,34 +109,78 @@ _INLINE_CODE = re.compile(r"^`([^`]+)`$")
 def normalize(paste: str | bytes) -> NormalizedPaste:
     """Clean a paste for the grammar. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
     text = _decode(paste)
-    original = tuple(_LINE_BREAK.split(text))
+    original = tuple(_split_lines(text))
     is_html = _HTML_TAG.search(text) is not None
+    # Dropping <script> blocks can join text into a code, so HTML is checked line by line.
+    ansi = is_html or _has_ansi(text)
     lines: list[str] = []
     origins: list[int] = []
+    if is_html or ansi:
+        for number, raw in enumerate(original, start=1):
+            for piece in _html_lines(raw) if is_html else (raw,):
+                line = _clean_line(piece, is_html, ansi)
+                if line is not None:
+                    lines.append(line)
+                    origins.append(number)
+        return NormalizedPaste(tuple(lines), tuple(origins), original)
+    printable = _all_printable(text)
     for number, raw in enumerate(original, start=1):
-        for piece in _html_lines(raw) if is_html else (raw,):
-            line = _clean_line(piece, is_html)
-            if line is not None:
-                lines.append(line)
-                origins.append(number)
+        if printable and not ("*" in raw or "<" in raw or "`" in raw or "&" in raw or "~" in raw):
+            # Nothing for _clean_line to do but strip: no markup, no unprintable character.
+            plain = raw.rstrip()
+            lines.append(plain if _ANY_PREFIX.match(plain) is None else _strip_prefixes(plain))
+            origins.append(number)
+            continue
+        cleaned = _clean_line(raw, False, False)
+        if cleaned is not None:
+            lines.append(cleaned)
+            origins.append(number)
     return NormalizedPaste(tuple(lines), tuple(origins), original)
 
 
 def _decode(paste: str | bytes) -> str:
     """Check size and readability; return valid UTF-8 text (lone surrogates replaced)."""
     if isinstance(paste, str):
-        paste = _SURROGATE.sub("\ufffd", paste).encode("utf-8")
+        text = paste
+        try:
+            paste = text.encode("utf-8")
+        except UnicodeEncodeError:  # only lone surrogates fail to encode
+            paste = _SURROGATE.sub("\ufffd", text).encode("utf-8")
     if len(paste) > MAX_PASTE_BYTES:
         raise PasteTooLarge(f"paste is {len(paste)} bytes; the limit is {MAX_PASTE_BYTES}")
     if b"\x00" in paste:
         raise UnreadablePaste("paste contains NUL bytes; it looks like binary data")
     text = paste.decode("utf-8", "replace")
-    visible = _ANSI.sub("", text)
+    visible = _ANSI.sub("", text) if _has_ansi(text) else text
     if not visible.strip():
         raise UnreadablePaste("paste is empty")
-    if len(_CONTROL.findall(visible)) > MAX_CONTROL_SHARE * len(visible):
+    if visible is text and paste.isascii():
+        controls = len(paste) - len(paste.translate(None, _CONTROL_BYTES))
+    else:
+        controls = len(_CONTROL.findall(visible))
+    if controls > MAX_CONTROL_SHARE * len(visible):
         raise UnreadablePaste("paste is mostly non-printable characters; it looks binary")
     return text
+
+
+def _split_lines(text: str) -> list[str]:
+    """``_LINE_BREAK.split``, with a fast path for text whose only line break is ``\\n``."""
+    if "\r" in text or "\u2028" in text or "\u2029" in text:
+        return _LINE_BREAK.split(text)
+    return text.split("\n")
+
+
+def _all_printable(text: str) -> bool:
+    """Whether every line of ``text`` is printable ASCII (``False`` may be a false alarm)."""
+    if not text.isascii():
+        return False
+    data = text.encode("ascii")
+    return len(data.translate(None, _UNPRINTABLE_BYTES)) == len(data)
+
+
+def _has_ansi(text: str) -> bool:
+    """Whether ``text`` may hold an ANSI code; ``False`` means certainly none."""
+    return "\x1b" in text or _ANSI_BRACKET.search(text) is not None
 
 
 def _html_lines(raw: str) -> list[str]:
@@ -136,30 +188,45 @@ def _html_lines(raw: str) -> list[str]:
     return _HTML_LINE_BREAK.split(_HTML_DROPPED.sub("", raw))
 
 
-def _clean_line(line: str, is_html: bool) -> str | None:
-    """One cleaned line, or ``None`` for a line that is only markup (a code fence)."""
-    line = _ANSI.sub("", line)
+def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
+    """One cleaned line, or ``None`` for a line that is only markup (a code fence).
+
+    Each step runs only when the line holds the character its pattern needs, which keeps
+    a long plain traceback cheap; ``ansi=False`` says the paste has no ANSI code at all.
+    """
+    if ansi:
+        line = _ANSI.sub("", line)
     if is_html:
         line = _HTML_TAG.sub("", line)
-    line = _SLACK_LINK.sub(lambda m: m[2] or m[1], line)
-    if _ENTITY.search(line):
+    if "<" in line:
+        line = _SLACK_LINK.sub(lambda m: m[2] or m[1], line)
+    if "&" in line and _ENTITY.search(line):
         line = html.unescape(line)
-    line = _INVISIBLE.sub("", line.replace("\u00a0", " ")).expandtabs(4).rstrip()
-    line = _strip_prefixes(line)
-    if _FENCE.match(line):
-        return None
-    line = _INLINE_FENCE.sub(r"\1", line)
-    line = _INLINE_CODE.sub(r"\1", line)
-    return _BOLD.sub(r"\2", line).rstrip()
+    if not line.isprintable():  # every _INVISIBLE character is unprintable, as is U+00A0
+        line = _INVISIBLE.sub("", line.replace("\u00a0", " ")).expandtabs(4)
+    line = line.rstrip()
+    if _ANY_PREFIX.match(line) is not None:
+        line = _strip_prefixes(line)
+    if "```" in line or "~~~" in line:
+        if _FENCE.match(line):
+            return None
+        line = _INLINE_FENCE.sub(r"\1", line)
+    if line.startswith("`"):
+        line = _INLINE_CODE.sub(r"\1", line)
+    if "*" in line:
+        line = _BOLD.sub(r"\2", line)
+    return line.rstrip()
 
 
 def _strip_prefixes(line: str) -> str:
+    """Strip logger and tool prefixes, the first listed first, as often as they nest.
+
+    ``_ANY_PREFIX`` tries the prefixes in ``_PREFIXES`` order, each anchored and never
+    empty, so its match is the first prefix that would strip anything.
+    """
     for _ in range(8):  # prefixes nest ("> [stderr] E   ..."), but never deeply
-        for prefix in _PREFIXES:
-            stripped = prefix.sub("", line, count=1)
-            if stripped != line:
-                line = stripped
-                break
-        else:
+        found = _ANY_PREFIX.match(line)
+        if found is None:
             return line
+        line = line[found.end() :]
     return line

@@ -122,7 +122,7 @@ def read_exceptions(lines: Sequence[str]) -> Reading:
 
 def _strip_group_bars(lines: Sequence[str]) -> list[str]:
     """Remove the ``| `` prefixes ExceptionGroup tracebacks put before nested lines."""
-    if not any(_GROUP_HEADER.match(line) for line in lines):
+    if not any("Exception Group" in line and _GROUP_HEADER.match(line) for line in lines):
         return list(lines)
     stripped = []
     for line in lines:
@@ -151,27 +151,38 @@ class _Reader:
             self._step(self.lines[self.pos - 1])
 
     def _step(self, text: str) -> None:
+        """One line. Furniture (see ``_is_furniture``) and lines among frames are structure;
+        each test runs once, and only on lines holding the text it needs."""
         stripped = text.strip()
-        if self.in_frames or _is_furniture(text):
-            self.structure.add(self.pos - 1)
+        line = self.pos - 1
         if stripped in _CHAIN_LINKS:
+            self.structure.add(line)
             self.link = _CHAIN_LINKS[stripped]
             self.in_frames = False
-        elif _TRACEBACK_HEADER.fullmatch(text) or _GROUP_HEADER.fullmatch(text):
+        elif "Traceback" in text and (
+            _TRACEBACK_HEADER.fullmatch(text) or _GROUP_HEADER.fullmatch(text)
+        ):
+            self.structure.add(line)
             self._enter_frames(_indent(text))
-        elif _IPYTHON_HEADER.fullmatch(text):
+        elif "Traceback" in text and _IPYTHON_HEADER.fullmatch(text):
+            self.structure.add(line)
             self._enter_frames(0)
-        elif _GROUP_SEPARATOR.fullmatch(text):
+        elif "+---" in text and _GROUP_SEPARATOR.fullmatch(text):
+            self.structure.add(line)
             self.in_frames = False
             self.link = None
-        elif _FRAME.match(text):
+        elif _is_frame(text):
+            self.structure.add(line)
             if not self.in_frames:
                 self._enter_frames(max(0, _indent(text) - 2))
         elif self.in_frames:
+            self.structure.add(line)
             self._in_frames(text)
-        elif not stripped or _SEPARATOR.fullmatch(stripped) or stripped.startswith(_JAX_TEXT):
-            return
-        else:
+        elif (stripped.startswith("----") and _SEPARATOR.fullmatch(stripped)) or (
+            stripped.startswith(_JAX_TEXT)
+        ):
+            self.structure.add(line)
+        elif stripped:
             found = _STRICT_EXCEPTION.fullmatch(stripped)
             if found is not None:
                 self._exception(found, in_traceback=False)
@@ -183,7 +194,8 @@ class _Reader:
         self.header_indent = indent
 
     def _in_frames(self, text: str) -> None:
-        if not text.strip() or _SOURCE.match(text) or _indent(text) > self.header_indent:
+        indent = len(text) - len(text.lstrip(" "))
+        if indent > self.header_indent or not text.strip() or _SOURCE.match(text):
             return  # source lines, carets, and IPython's blank lines between frames
         found = _EXCEPTION_LINE.fullmatch(text.strip())
         self.in_frames = False
@@ -204,7 +216,7 @@ class _Reader:
             cls, first = inner["cls"], inner["msg"] or ""
         message, numbers = self._message(first, line)
         notes = self._notes()
-        truncated = bool(TRUNCATION.search(message[-1]))
+        truncated = find_truncation(message[-1]) is not None
         if truncated:
             message[-1] = TRUNCATION.sub("", message[-1])
         self.found.append(
@@ -256,19 +268,42 @@ class _Reader:
         return notes
 
 
+def find_truncation(text: str) -> re.Match[str] | None:
+    """``TRUNCATION.search(text)``, skipped for text with none of the markers' characters."""
+    if "…" in text or "..." in text or "truncated" in text:
+        return TRUNCATION.search(text)
+    return None
+
+
 def _is_furniture(text: str) -> bool:
-    """The grammar's own lines: headers, frames, chain sentences, separators, JAX's notes."""
+    """The grammar's own lines: headers, frames, chain sentences, separators, JAX's notes.
+
+    Each pattern is tried only on lines holding the text it needs: a long paste is
+    mostly frames and log lines, and this runs on every one of them.
+    """
     stripped = text.strip()
     return bool(
         stripped in _CHAIN_LINKS
-        or _TRACEBACK_HEADER.fullmatch(text)
-        or _IPYTHON_HEADER.fullmatch(text)
-        or _GROUP_HEADER.fullmatch(text)
-        or _GROUP_SEPARATOR.fullmatch(text)
-        or _SEPARATOR.fullmatch(stripped)
-        or _FRAME.match(text)
+        or (
+            "Traceback" in text
+            and (
+                _TRACEBACK_HEADER.fullmatch(text)
+                or _IPYTHON_HEADER.fullmatch(text)
+                or _GROUP_HEADER.fullmatch(text)
+            )
+        )
+        or ("+---" in text and _GROUP_SEPARATOR.fullmatch(text))
+        or (stripped.startswith("----") and _SEPARATOR.fullmatch(stripped))
+        or _is_frame(text)
         or stripped.startswith(_JAX_TEXT)
     )
+
+
+def _is_frame(text: str) -> bool:
+    """``_FRAME.match``, skipped for lines lacking the words every kind of frame has."""
+    return (
+        "File " in text or "Cell In" in text or "<ipython-input-" in text or ".py in " in text
+    ) and _FRAME.match(text) is not None
 
 
 def _ends_message(text: str) -> bool:

@@ -5,10 +5,14 @@ Shared by the HTTP API, the web pages and the chat bots; errors carry their HTTP
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Annotated, Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy import Connection, Engine
 
 from app.alignment import (
     OPERATIONS,
@@ -28,6 +32,9 @@ from app.records.store import RecordStore
 
 T = TypeVar("T")
 MAX_BATCH = 100
+# Engine answers kept per process, by the full case: the same error is computed over and
+# over (a popular case, or every match of it), and answers never change.
+ENGINE_CACHE_SIZE = 512
 
 # Engine argument names → the request's camelCase field names.
 _FIELDS = {"target_dtype": "targetDtype", "jax_version": "jaxVersion", "other_dims": "otherDims"}
@@ -134,9 +141,11 @@ def operations_for_rule(rule_id: str) -> list[str]:
 class ComputeService:
     """Maps a request onto the engine, and the engine's answer onto records."""
 
-    def __init__(self, store: RecordStore) -> None:
+    def __init__(self, store: RecordStore, store_version: int | None = None) -> None:
+        """``store_version``: the store's version, when the caller has just read it."""
         self.store = store
-        self._record_ids: dict[str, str | None] = {}
+        self._store_version = store_version
+        self._record_ids: dict[str, str | None] | None = None
 
     def operation_of(self, request: ComputeRequest, field_prefix: str = "") -> str:
         if request.operation:
@@ -165,18 +174,15 @@ class ComputeService:
 
     def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
         operation = self.operation_of(request, field_prefix)
-        args: dict[str, Any] = {
-            "operation": operation,
-            "shape": request.shape,
-            "dtype": request.dtype,
-            "target_dtype": request.targetDtype,
-            "jax_version": request.jaxVersion,
-        }
-        result: CheckResult = _engine(check, field_prefix, **args)
-        fixes: list[Fix] = (
-            _engine(suggest_fixes, field_prefix, limit=request.maxFixes, **args)
-            if not result.ok and request.maxFixes
-            else []
+        result, fixes = _engine(
+            _answer,
+            field_prefix,
+            operation=operation,
+            shape=request.shape if isinstance(request.shape, str) else tuple(request.shape),
+            dtype=request.dtype,
+            target_dtype=request.targetDtype,
+            jax_version=request.jaxVersion,
+            limit=request.maxFixes,
         )
         violations = [self._violation(v) for v in result.violations]
         return ComputeResponse(
@@ -192,6 +198,8 @@ class ComputeService:
         )
 
     def _violation(self, violation: Violation) -> ViolationOut:
+        if self._record_ids is None:
+            self._record_ids = _RULE_RECORDS.current(self.store, self._store_version)
         if violation.rule_id not in self._record_ids:
             row = self.store.record_for_rule(violation.rule_id)
             self._record_ids[violation.rule_id] = row.id if row else violation.record_id
@@ -202,6 +210,74 @@ class ComputeService:
             message=violation.message,
             explanation=violation.explanation,
         )
+
+
+@lru_cache(maxsize=ENGINE_CACHE_SIZE)
+def _answer(
+    operation: str,
+    shape: str | tuple[int, ...],
+    dtype: str | None,
+    target_dtype: str | None,
+    jax_version: str | None,
+    limit: int,
+) -> tuple[CheckResult, tuple[Fix, ...]]:
+    """The engine's verdict and up to ``limit`` fixes (none when it passes) for one case."""
+    args: dict[str, Any] = {
+        "operation": operation,
+        "shape": shape if isinstance(shape, str) else list(shape),
+        "dtype": dtype,
+        "target_dtype": target_dtype,
+        "jax_version": jax_version,
+    }
+    result = cached_check(operation, shape, dtype, target_dtype, jax_version)
+    fixes = tuple(suggest_fixes(limit=limit, **args)) if not result.ok and limit else ()
+    return result, fixes
+
+
+@lru_cache(maxsize=ENGINE_CACHE_SIZE)
+def cached_check(
+    operation: str,
+    shape: str | tuple[int, ...],
+    dtype: str | None,
+    target_dtype: str | None = None,
+    jax_version: str | None = None,
+) -> CheckResult:
+    """``check``, remembered: the same case always gets the same verdict."""
+    return check(
+        operation,
+        shape if isinstance(shape, str) else list(shape),
+        dtype,
+        target_dtype,
+        jax_version,
+    )
+
+
+class _RuleRecords:
+    """The record documenting each rule, per database, as of the store's current version.
+
+    Looking one up costs three queries; the version is one cheap query, and moves with
+    every write, so a remembered answer is dropped as soon as it could be stale.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_database: WeakKeyDictionary[
+            Engine | Connection, tuple[int, dict[str, str | None]]
+        ] = WeakKeyDictionary()
+
+    def current(self, store: RecordStore, version: int | None = None) -> dict[str, str | None]:
+        """Rule id → record id, for this store's database and version; callers fill it."""
+        database = store.session.get_bind()
+        version = store.version() if version is None else version
+        with self._lock:
+            known = self._by_database.get(database)
+            if known is None or known[0] != version:
+                known = (version, {})
+                self._by_database[database] = known
+            return known[1]
+
+
+_RULE_RECORDS = _RuleRecords()
 
 
 def _fix(fix: Fix) -> FixOut:

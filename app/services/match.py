@@ -6,16 +6,17 @@ version counter moves, whichever worker wrote.
 
 from __future__ import annotations
 
-import re
+import json
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, process, utils
 from sqlalchemy import select
 
-from app.alignment import AlignmentInputError, check
+from app.alignment import AlignmentInputError
 from app.errors import InvalidInput, PayloadTooLarge
 from app.matching import (
     FoundException,
@@ -27,17 +28,20 @@ from app.matching import (
     match_paste,
 )
 from app.matching.templates import derive_pattern
+from app.observability.metrics import observe_index_build
 from app.records.models import AnnotationRow, RecordRow
 from app.records.store import RecordStore
 from app.services.compute import (
     ComputeRequest,
     ComputeResponse,
     ComputeService,
+    cached_check,
     operations_for_rule,
 )
 
 SUGGESTIONS = 3
-_NAMED_GROUP = re.compile(r"\(\?P<")
+# Rebuilds derive the same patterns again; keep them (a pattern is a few hundred bytes).
+_derived = lru_cache(maxsize=1 << 16)(derive_pattern)
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
     "ref_union": ("RefUnion",),
@@ -82,29 +86,47 @@ class MatchIndex:
         return [(self._ids[position], round(score / 100, 3)) for _, score, position in found]
 
 
+# What the index needs of a live record: its columns, and three fields of its document
+# read by the database (as JSON text), so the large documents are never loaded whole.
+_INDEXED = select(
+    RecordRow.id,
+    RecordRow.slug,
+    RecordRow.error_message,
+    RecordRow.error_class,
+    RecordRow.rule,
+    RecordRow.document["messagePattern"].as_string(),
+    RecordRow.document["operations"].as_string(),
+    RecordRow.document["olderWordings"].as_string(),
+).where(RecordRow.retired.is_(False))
+
+
 def load_index(store: RecordStore) -> MatchIndex:
     """Read every live record (and annotation) into a fresh index."""
     session = store.session
     annotations = {row.record_id: row.document for row in session.scalars(select(AnnotationRow))}
     records: dict[str, RecordInfo] = {}
     entries: list[PatternEntry] = []
-    for row in session.scalars(select(RecordRow).where(RecordRow.retired.is_(False))):
-        document = row.document
-        note = annotations.get(row.id, {})
-        rule = note.get("rule") or row.rule
-        operations = note.get("operations") or document.get("operations") or []
+    shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
+    # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
+    for row in session.connection().execute(_INDEXED):
+        record_id, slug, message, error_class, row_rule, pattern, ops, older = row
+        note = annotations.get(record_id, {})
+        rule = note.get("rule") or row_rule
+        operations = note.get("operations") or (json.loads(ops) if ops else None) or []
         if not operations and rule:
             operations = operations_for_rule(rule)
-        records[row.id] = RecordInfo(
-            row.id, row.slug, row.error_message, row.error_class, rule, tuple(operations)
+        records[record_id] = RecordInfo(
+            record_id, slug, message, error_class, rule, tuple(operations)
         )
-        metadata = {"exception_class": row.error_class or "", "rule": rule or ""}
-        entries.append(PatternEntry(row.id, _index_pattern(document), "current", metadata))
-        wordings = [*(document.get("olderWordings") or []), *(note.get("olderWordings") or [])]
-        for wording in wordings:
-            pattern = wording.get("pattern") or derive_pattern(wording["text"])
+        key = (error_class or "", rule or "")
+        metadata = shared.setdefault(key, {"exception_class": key[0], "rule": key[1]})
+        current = _index_pattern({"messagePattern": pattern, "errorMessage": message})
+        entries.append(PatternEntry(record_id, current, "current", metadata))
+        older_wordings = json.loads(older) if older else None
+        for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
+            pattern = wording.get("pattern") or _derived(wording["text"])
             variant = f"older wording ({wording['until']})" if wording.get("until") else "older"
-            entries.append(PatternEntry(row.id, pattern, variant, metadata))
+            entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return MatchIndex(records, entries)
 
 
@@ -112,7 +134,7 @@ def _index_pattern(document: dict[str, Any]) -> str:
     """The record's own pattern when it names its groups; else one derived from the template,
     so the captured values can be typed (a seed's ``(.+?)`` groups say nothing)."""
     pattern = str(document["messagePattern"])
-    return pattern if _NAMED_GROUP.search(pattern) else derive_pattern(document["errorMessage"])
+    return pattern if "(?P<" in pattern else _derived(document["errorMessage"])
 
 
 class MatchIndexCache:
@@ -120,18 +142,23 @@ class MatchIndexCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._index: MatchIndex | None = None
-        self._version = -1
+        self._built: tuple[MatchIndex, int] | None = None  # replaced whole, read whole
 
     def get(self, store: RecordStore) -> MatchIndex:
+        return self.current(store)[0]
+
+    def current(self, store: RecordStore) -> tuple[MatchIndex, int]:
+        """The index, and the store version just read (the version the index is of)."""
         version = store.version()
-        index = self._index
-        if index is not None and version == self._version:
-            return index
+        built = self._built
+        if built is not None and built[1] == version:
+            return built
         with self._lock:
-            if self._index is None or version != self._version:
-                self._index, self._version = load_index(store), version
-            return self._index
+            built = self._built
+            if built is None or built[1] != version:
+                built = (observe_index_build(load_index, store), version)
+                self._built = built
+            return built
 
 
 class MatchRequest(BaseModel):
@@ -202,7 +229,7 @@ class MatchResponse(BaseModel):
 class MatchService:
     def __init__(self, store: RecordStore, cache: MatchIndexCache) -> None:
         self.store = store
-        self.index = cache.get(store)
+        self.index, self._version = cache.current(store)
 
     def match(self, request: MatchRequest) -> MatchResponse:
         try:
@@ -273,12 +300,14 @@ class MatchService:
         operations = _by_hints(info.operations, request.text)
         for operation in operations:
             try:
-                verdict = check(operation, values.shape, values.dtype, None, request.jaxVersion)
+                verdict = cached_check(
+                    operation, tuple(values.shape), values.dtype, None, request.jaxVersion
+                )
             except AlignmentInputError:
                 continue
             first = verdict.first_violation
             if first is not None and first.rule_id == info.rule:
-                fix = ComputeService(self.store).compute(
+                fix = ComputeService(self.store, self._version).compute(
                     ComputeRequest(
                         operation=operation,
                         shape=values.shape,
