@@ -1,0 +1,1 @@
+"""Benchmarks for errata: in-process matching (``benchmarks.match``) and HTTP (``http.sh``)."""

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# HTTP throughput and latency of `errata serve`, measured with wrk on the loopback interface.
+#
+# Run from the repository root (wrk comes from Debian: `apt-get install -y wrk`):
+#
+#   benchmarks/http.sh                      # SQLite and PostgreSQL, 1 and 2 workers, 10 s runs
+#   DURATION=5s BACKENDS=sqlite WORKERS="1" benchmarks/http.sh
+#
+# For each backend and worker count it starts `errata serve` on 127.0.0.1 (a fresh SQLite
+# file, or a fresh PostgreSQL database that it creates and drops), warms every endpoint up,
+# then runs wrk once per endpoint for DURATION and prints one table:
+#
+#   GET  /healthz                      the trivial endpoint every ratio is taken against
+#   GET  /api/errors/225d0e9c2ee22311  one record, as stored
+#   POST /api/match                    a 20 KB JAX traceback holding one known error
+#   POST /api/compute                  copy_gmem_to_smem, shape [7], int4
+#
+# The per-client rate limit is turned off (ERRATA_RATE_LIMIT_PER_SECOND=0): wrk is one
+# client. wrk runs on the same machine as the server and takes CPU from it, so on a
+# 2-core machine the figures are a floor, not the server's capacity. "server CPU ms/req" is
+# the CPU time the server processes used during the run divided by the requests served:
+# what a request costs, whatever else the machine was doing. "failed" counts non-2xx
+# answers, socket errors and timeouts (wrk gives up on a request after 2 s). Every run is
+# bounded by DURATION and the script stops its servers and drops its database on exit.
+#
+# Settings (environment): DURATION (10s), CONNECTIONS (16), THREADS (1), BACKENDS
+# ("sqlite postgresql"), WORKERS ("1 2"), POSTGRES_ADMIN_URL
+# (postgresql+psycopg://postgres@127.0.0.1:5432/postgres), PORT (8731), PYTHON (.venv/bin/python).
+set -euo pipefail
+
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-1}
+BACKENDS=${BACKENDS:-sqlite postgresql}
+WORKERS=${WORKERS:-1 2}
+POSTGRES_ADMIN_URL=${POSTGRES_ADMIN_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}
+PORT=${PORT:-8731}
+PYTHON=${PYTHON:-.venv/bin/python}
+RECORD=225d0e9c2ee22311
+BASE="http://127.0.0.1:${PORT}"
+
+cd "$(dirname "$0")/.."
+command -v wrk >/dev/null || { echo "wrk is missing: apt-get install -y wrk" >&2; exit 1; }
+
+SCRATCH=$(mktemp -d)
+SERVER_PID=""
+DATABASE=""
+
+stop_server() {
+    if [[ -n "$SERVER_PID" ]]; then
+        kill -TERM "$SERVER_PID" 2>/dev/null || true
+        for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+        kill -KILL "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=""
+    fi
+}
+
+postgres() {  # postgres "SQL": run one statement as the admin user, outside a transaction
+    "$PYTHON" - "$POSTGRES_ADMIN_URL" "$1" <<'EOF'
+import sys
+from sqlalchemy import create_engine, text
+engine = create_engine(sys.argv[1], isolation_level="AUTOCOMMIT")
+with engine.connect() as connection:
+    connection.execute(text(sys.argv[2]))
+engine.dispose()
+EOF
+}
+
+cleanup() {
+    stop_server
+    if [[ -n "$DATABASE" ]]; then postgres "DROP DATABASE IF EXISTS \"$DATABASE\" WITH (FORCE)"; fi
+    rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Request bodies, and the wrk scripts that send them.
+"$PYTHON" - "$SCRATCH" <<'EOF'
+import json, sys
+from pathlib import Path
+from benchmarks import corpus
+scratch = Path(sys.argv[1])
+(scratch / "match.json").write_text(json.dumps({"text": corpus.paste(20_000)}))
+(scratch / "compute.json").write_text(
+    json.dumps({"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"})
+)
+EOF
+for name in match compute; do
+    cat >"$SCRATCH/$name.lua" <<EOF
+local file = io.open("$SCRATCH/$name.json", "rb")
+wrk.method = "POST"
+wrk.body = file:read("*a")
+file:close()
+wrk.headers["Content-Type"] = "application/json"
+EOF
+done
+
+start_server() {  # start_server URL WORKERS: serve, and wait until /readyz answers
+    local url=$1 workers=$2
+    ERRATA_DATABASE_URL="$url" ERRATA_DATA_DIR="$SCRATCH/var" ERRATA_RATE_LIMIT_PER_SECOND=0 \
+        "$PYTHON" -m app serve --host 127.0.0.1 --port "$PORT" --workers "$workers" \
+        >"$SCRATCH/server.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 300); do
+        if curl -fs -o /dev/null "$BASE/readyz"; then return 0; fi
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    echo "server did not start:" >&2
+    tail -20 "$SCRATCH/server.log" >&2
+    exit 1
+}
+
+server_cpu_ticks() {  # CPU time the server and its workers have used so far, in clock ticks
+    local total=0 pid
+    for pid in "$SERVER_PID" $(pgrep -P "$SERVER_PID" || true); do
+        [[ -r "/proc/$pid/stat" ]] || continue
+        # utime and stime are fields 14 and 15; fields 3 on follow the ") " closing comm.
+        total=$((total + $(sed 's/^.*) //' "/proc/$pid/stat" | awk '{print $12 + $13}')))
+    done
+    echo "$total"
+}
+
+measure() {  # measure LABEL PATH [LUA]: one wrk run; appends a row to results.tsv
+    local label=$1 path=$2 script=${3:-} out before after
+    local args=(-t "$THREADS" -c "$CONNECTIONS" --latency)
+    [[ -n "$script" ]] && args+=(-s "$script")
+    wrk "${args[@]}" -d 2s "$BASE$path" >/dev/null  # warm-up: caches, the match index
+    before=$(server_cpu_ticks)
+    out=$(wrk "${args[@]}" -d "$DURATION" "$BASE$path")
+    after=$(server_cpu_ticks)
+    echo "$out" >"$SCRATCH/wrk-$ROW.txt"
+    ROW=$((ROW + 1))
+    awk -v config="$CONFIG" -v label="$label" -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" '
+        function ms(value) {  # wrk prints 812.00us, 3.41ms or 1.20s
+            if (value ~ /us$/) return value / 1000
+            if (value ~ /ms$/) return value + 0
+            if (value ~ /s$/) return value * 1000
+            return value
+        }
+        $1 == "50%" { p50 = ms($2) }
+        $1 == "99%" { p99 = ms($2) }
+        /^Requests\/sec:/ { rps = $2 }
+        / requests in / { requests = $1 }
+        /Non-2xx or 3xx responses:/ { errors += $NF }
+        /Socket errors:/ {  # connect 0, read 0, write 0, timeout 0
+            for (i = 3; i <= NF; i += 2) { errors += $(i + 1) + 0 }
+        }
+        END {
+            cpu = requests > 0 ? 1000 * ticks / hz / requests : 0
+            printf "%s\t%s\t%.1f\t%.2f\t%.2f\t%d\t%.2f\n", config, label, rps, p50, p99, errors, cpu
+        }
+    ' <<<"$out" >>"$SCRATCH/results.tsv"
+}
+
+ROW=0
+: >"$SCRATCH/results.tsv"
+for backend in $BACKENDS; do
+    for workers in $WORKERS; do
+        if [[ "$backend" == postgresql ]]; then
+            DATABASE="errata_bench_$(date +%s)_$$"
+            postgres "CREATE DATABASE \"$DATABASE\""
+            url="${POSTGRES_ADMIN_URL%/*}/$DATABASE"
+        else
+            rm -rf "$SCRATCH/var"
+            url="sqlite:///$SCRATCH/var/errata.sqlite3"
+        fi
+        CONFIG="$backend, $workers worker$([[ $workers == 1 ]] || echo s)"
+        echo "== $CONFIG" >&2
+        start_server "$url" "$workers"
+        measure "GET /healthz" /healthz
+        measure "GET /api/errors/{id}" "/api/errors/$RECORD"
+        measure "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua"
+        measure "POST /api/compute" /api/compute "$SCRATCH/compute.lua"
+        stop_server
+        if [[ -n "$DATABASE" ]]; then
+            postgres "DROP DATABASE IF EXISTS \"$DATABASE\" WITH (FORCE)"
+            DATABASE=""
+        fi
+    done
+done
+
+echo
+echo "wrk -t $THREADS -c $CONNECTIONS -d $DURATION --latency, on $(nproc) cores shared with the server"
+echo
+awk -F'\t' '
+    BEGIN {
+        print "| server | endpoint | req/s | p50 ms | p99 ms | of /healthz req/s " \
+              "| server CPU ms/req | failed |"
+        print "|---|---|---:|---:|---:|---:|---:|---:|"
+    }
+    $2 == "GET /healthz" { trivial[$1] = $3 }
+    {
+        ratio = (trivial[$1] > 0) ? sprintf("%.0f %%", 100 * $3 / trivial[$1]) : "-"
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, ratio, $7, $6
+    }
+' "$SCRATCH/results.tsv"
