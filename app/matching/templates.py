@@ -10,6 +10,7 @@ type the captures without knowing the template.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,25 +120,31 @@ def split_template(template: str) -> list[str | Placeholder]:
     return pieces
 
 
-def _field_end(template: str, start: int) -> int:
-    """Index of the ``}`` closing the field opened at ``start``, or -1."""
+def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
+    """``(index, char, bracket depth before it)`` for each character outside string literals."""
     depth = 0
     quote = ""
-    for i in range(start + 1, len(template)):
-        char = template[i]
+    for i in range(start, len(text)):
+        char = text[i]
         if quote:
             if char == quote:
                 quote = ""
-        elif char in "'\"":
+            continue
+        if char in "'\"":
             quote = char
-        elif char in "([{":
+            continue
+        yield i, char, depth
+        if char in "([{":
             depth += 1
-        elif char in ")]":
+        elif char in ")]}":
             depth -= 1
-        elif char == "}":
-            if depth == 0:
-                return i
-            depth -= 1
+
+
+def _field_end(template: str, start: int) -> int:
+    """Index of the ``}`` closing the field opened at ``start``, or -1."""
+    for i, char, depth in _outside_strings(template, start + 1):
+        if char == "}" and depth == 0:
+            return i
     return -1
 
 
@@ -156,19 +163,8 @@ def _placeholder(field: str) -> Placeholder:
 
 def _strip_format(field: str) -> str:
     """Drop a top-level ``!r`` conversion and ``:spec`` format from a field."""
-    depth = 0
-    quote = ""
-    for i, char in enumerate(field):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "'\"":
-            quote = char
-        elif char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and (char == ":" or (char == "!" and field[i + 1 : i + 2] != "=")):
+    for i, char, depth in _outside_strings(field):
+        if depth == 0 and (char == ":" or (char == "!" and field[i + 1 : i + 2] != "=")):
             return field[:i]
     return field
 
