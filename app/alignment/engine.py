@@ -25,7 +25,6 @@ class Violation:
     error_class: str
     message: str
     explanation: str
-    record_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,7 +115,6 @@ def violations_of(case: Case) -> tuple[Violation, ...]:
                 wording.error_class,
                 rule.render(quantities, case.version),
                 rule.explanation(quantities, case.version),
-                rule.record_id,
             )
         )
     return tuple(found)

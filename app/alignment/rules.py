@@ -70,7 +70,6 @@ class Rule:
     condition: Condition
     explain: Explain
     wordings: tuple[Wording, ...]  # oldest first
-    record_id: str | None = None  # the existing record documenting this rule
 
     @property
     def since(self) -> Version:
@@ -202,7 +201,6 @@ def _rule(
     *,
     since: Version = OLDEST_SUPPORTED,
     older: tuple[Wording, ...] = (),
-    record_id: str | None = None,
 ) -> Rule:
     """A rule whose newest wording is ``template``, in force from ``since``."""
     return Rule(
@@ -212,7 +210,6 @@ def _rule(
         condition,
         explain,
         (*older, Wording(since, error_class, template)),
-        record_id,
     )
 
 
@@ -235,7 +232,6 @@ _RULES: tuple[Rule, ...] = (
                 explain=lambda q: f"{q['bits']}-bit elements: bytewidth() asserts bits mod 8 = 0",
             ),
         ),
-        record_id="225d0e9c2ee22311",
     ),
     _rule(
         "MGPU-COPY-WARPGROUP-BYTES",
@@ -256,7 +252,6 @@ _RULES: tuple[Rule, ...] = (
                 "are supported",
             ),
         ),
-        record_id="ffb598de9e3ff51b",
     ),
     _rule(
         "MGPU-ALIAS-BYTE-ALIGNED-BITCAST",
@@ -267,7 +262,6 @@ _RULES: tuple[Rule, ...] = (
         lambda q: q["total_bits"] % 8 != 0,
         _explain_integer_bytes,
         since=(0, 6, 1),
-        record_id="b6ff9cfce0e99931",
     ),
     _rule(
         "MGPU-DTYPE-BITCAST-REGION",
@@ -279,7 +273,6 @@ _RULES: tuple[Rule, ...] = (
         lambda q: q["region_bits"] % q["target_bits"] != 0,
         _explain_bitcast_region,
         since=(0, 6, 1),
-        record_id="19b6a360721eb407",
     ),
     _rule(
         "MGPU-REFUNION-BYTE-ALIGNED-SHAPES",

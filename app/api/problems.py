@@ -130,4 +130,3 @@ def install(app: FastAPI) -> None:
             instance=request.url.path,
             headers=headers,
         )
-

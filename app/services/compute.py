@@ -138,6 +138,13 @@ def operations_for_rule(rule_id: str) -> list[str]:
     ]
 
 
+def record_operations(
+    annotated: list[str] | None, own: list[str] | None, rule: str | None
+) -> list[str]:
+    """The constructs a record applies to: its annotation's, its own, else its rule's."""
+    return annotated or own or (operations_for_rule(rule) if rule else [])
+
+
 class ComputeService:
     """Maps a request onto the engine, and the engine's answer onto records."""
 
@@ -153,10 +160,11 @@ class ComputeService:
         if request.errorId:
             row = self.store.get(request.errorId)
             annotation = self.store.annotation(row.id) or {}
-            operations = annotation.get("operations") or row.document.get("operations") or []
-            rule = annotation.get("rule") or row.rule
-            if not operations and rule:
-                operations = operations_for_rule(rule)
+            operations = record_operations(
+                annotation.get("operations"),
+                row.document.get("operations"),
+                annotation.get("rule") or row.rule,
+            )
             if not operations:
                 raise _invalid(
                     f"{field_prefix}errorId", f"record {row.id!r} names no operation to compute"
@@ -202,7 +210,7 @@ class ComputeService:
             self._record_ids = _RULE_RECORDS.current(self.store, self._store_version)
         if violation.rule_id not in self._record_ids:
             row = self.store.record_for_rule(violation.rule_id)
-            self._record_ids[violation.rule_id] = row.id if row else violation.record_id
+            self._record_ids[violation.rule_id] = row.id if row else None
         return ViolationOut(
             rule=violation.rule_id,
             errorId=self._record_ids[violation.rule_id],

@@ -36,7 +36,7 @@ from app.services.compute import (
     ComputeResponse,
     ComputeService,
     cached_check,
-    operations_for_rule,
+    record_operations,
 )
 
 SUGGESTIONS = 3
@@ -112,9 +112,9 @@ def load_index(store: RecordStore) -> MatchIndex:
         record_id, slug, message, error_class, row_rule, pattern, ops, older = row
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
-        operations = note.get("operations") or (json.loads(ops) if ops else None) or []
-        if not operations and rule:
-            operations = operations_for_rule(rule)
+        operations = record_operations(
+            note.get("operations"), json.loads(ops) if ops else None, rule
+        )
         records[record_id] = RecordInfo(
             record_id, slug, message, error_class, rule, tuple(operations)
         )

@@ -48,16 +48,6 @@ def test_every_catalog_rule_is_present_with_its_rank() -> None:
     assert [ranked[rank] for rank in range(1, 26)] == CATALOG_IDS
 
 
-def test_record_ids_of_the_seed_rules() -> None:
-    records = {rule_id: RULES[rule_id].record_id for rule_id in CATALOG_IDS[:4]}
-    assert records == {
-        "MGPU-COPY-INTEGER-BYTES": "225d0e9c2ee22311",
-        "MGPU-COPY-WARPGROUP-BYTES": "ffb598de9e3ff51b",
-        "MGPU-ALIAS-BYTE-ALIGNED-BITCAST": "b6ff9cfce0e99931",
-        "MGPU-DTYPE-BITCAST-REGION": "19b6a360721eb407",
-    }
-
-
 @pytest.mark.parametrize(
     ("rule_id", "error_class"),
     [

@@ -147,3 +147,22 @@ def test_unknown_error_id_is_a_404(client: httpx.Client) -> None:
         "/api/compute", json={"errorId": "ffffffffffffffff", "shape": [7], "dtype": "int4"}
     )
     assert_problem(response, 404, "ffffffffffffffff")
+
+
+@pytest.mark.parametrize(
+    ("case", "record_id"),
+    [
+        (INT4_7, "225d0e9c2ee22311"),
+        ({"operation": "pallas_call", "shape": [8], "dtype": "float32"}, "ffb598de9e3ff51b"),
+        ({"operation": "smem_alias", "shape": [7], "dtype": "int4"}, "b6ff9cfce0e99931"),
+        (
+            {"operation": "smem_bitcast", "shape": [6], "dtype": "uint8", "targetDtype": "float32"},
+            "19b6a360721eb407",
+        ),
+    ],
+)
+def test_the_seed_rules_answer_with_the_seed_records(
+    client: httpx.Client, case: dict[str, Any], record_id: str
+) -> None:
+    """The store, through the seeds' annotations, says which record documents a rule."""
+    assert client.post("/api/compute", json=case).json()["firstViolation"]["errorId"] == record_id
