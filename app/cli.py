@@ -22,7 +22,9 @@ from app.observability.multiprocess import metrics_dir
 from app.records.importer import ImportSummary, expand_paths, import_paths
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
-from app.services.match import MatchIndexCache, MatchRequest, MatchResponse, MatchService
+from app.records.version_watch import VersionWatch
+from app.services.catalog import CatalogCache
+from app.services.match import MatchRequest, MatchResponse, MatchService
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
@@ -128,15 +130,14 @@ def match(
     settings = load_settings()
     engine, factory = _database(settings)
     prepare_database(settings, engine, factory)
-    with factory() as session:
-        try:
-            answer = MatchService(RecordStore(session), MatchIndexCache()).match(
-                MatchRequest(text=text or " ", jaxVersion=jax_version)
-            )
-        except ProblemError as exc:
-            err.print(exc.detail)
-            raise typer.Exit(code=2) from None
-    engine.dispose()
+    try:
+        catalog = CatalogCache(factory, VersionWatch()).current()
+        answer = MatchService(catalog).match(MatchRequest(text=text or " ", jaxVersion=jax_version))
+    except ProblemError as exc:
+        err.print(exc.detail)
+        raise typer.Exit(code=2) from None
+    finally:
+        engine.dispose()
     typer.echo(answer.model_dump_json(indent=2) if as_json else describe_matches(answer))
     if not answer.matches:
         raise typer.Exit(code=1)

@@ -21,7 +21,8 @@ from app.observability import setup as observability
 from app.observability.logs import configure_logging
 from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
-from app.services.match import MatchIndexCache
+from app.records.version_watch import VersionWatch, forget_after_writes
+from app.services.catalog import CatalogCache
 from app.web import routes as web
 from app.web.pages import STATIC_DIR
 
@@ -50,17 +51,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = make_session_factory(engine)
+    app.state.version_watch = VersionWatch()
+    forget_after_writes(app.state.session_factory, app.state.version_watch)
     app.state.schema_head = head_revision(settings)
-    app.state.match_cache = MatchIndexCache()
+    app.state.catalog = CatalogCache(app.state.session_factory, app.state.version_watch)
     app.state.slack_replays = ReplayCache()
 
     problems.install(app)
     document_problems(app)
+    # Routes are tried in order: the busiest first.
     app.include_router(health.router)
+    app.include_router(match.router)
+    app.include_router(compute.router)
     app.include_router(records.router)
     app.include_router(records.import_router)
-    app.include_router(compute.router)
-    app.include_router(match.router)
     app.include_router(chatops.router)
     app.include_router(web.router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")

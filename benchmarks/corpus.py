@@ -24,7 +24,7 @@ from app.matching.index import PatternEntry
 from app.matching.templates import derive_pattern
 from app.records.importer import read_documents, read_text
 from app.records.validation import validate_record
-from app.services.match import _index_pattern
+from app.services.catalog import _index_pattern
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = REPO_ROOT / "data" / "seeds"

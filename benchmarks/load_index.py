@@ -42,7 +42,7 @@ from app.records.importer import import_text
 from app.records.models import RecordRow, RecordTag
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
-from app.services.match import load_index
+from app.services.catalog import load_catalog
 from benchmarks import corpus
 
 CHUNK = 5_000
@@ -76,7 +76,8 @@ def run(url: str, count: int) -> int:
     rss_before = _rss_mb()
     with factory() as db:
         started = time.perf_counter()
-        index = load_index(RecordStore(db))
+        store = RecordStore(db)
+        index = load_catalog(store, store.version())
         first = time.perf_counter() - started
     gc.collect()
     rss_after = _rss_mb()
@@ -84,7 +85,8 @@ def run(url: str, count: int) -> int:
     for _ in range(2):
         with factory() as db:
             started = time.perf_counter()
-            index = load_index(RecordStore(db))
+            store = RecordStore(db)
+            index = load_catalog(store, store.version())
             rebuilds.append(time.perf_counter() - started)
     entries = index.patterns.entries
     PatternIndex.build(entries[:1])  # warm up, then time only the build

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import StoreDep
+from app.api.deps import CatalogDep, StoreDep
 from app.chatops.answers import Answerer
 from app.chatops.commands import DEFAULT_SLASH
 from app.chatops.mattermost import mattermost_message, token_allowed
@@ -86,13 +86,14 @@ def slack_command(
     delivery: Annotated[SlackDelivery, Depends(verified_slack_delivery)],
     request: Request,
     store: StoreDep,
+    catalog: CatalogDep,
 ) -> JSONResponse:
     """Repeated deliveries of one command (Slack retries carry X-Slack-Retry-Num) get the
     answer the first one got, from memory, so the user sees one answer either way."""
     replays: ReplayCache = request.app.state.slack_replays
     message = replays.get(delivery.key)
     if message is None:
-        answerer = Answerer(store, request.app.state.match_cache, links_for(request))
+        answerer = Answerer(store, catalog, links_for(request))
         reply = answerer.reply(
             command_text(delivery.form.get("text", "")),
             delivery.form.get("command") or DEFAULT_SLASH,
@@ -109,8 +110,9 @@ def mattermost_command(
     form: Annotated[dict[str, str], Depends(authenticated_mattermost_form)],
     request: Request,
     store: StoreDep,
+    catalog: CatalogDep,
 ) -> JSONResponse:
-    answerer = Answerer(store, request.app.state.match_cache, links_for(request))
+    answerer = Answerer(store, catalog, links_for(request))
     reply = answerer.reply(form.get("text", ""), form.get("command") or DEFAULT_SLASH)
     return JSONResponse(mattermost_message(reply))
 

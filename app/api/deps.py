@@ -1,46 +1,73 @@
-"""Request-scoped dependencies: the unit of work and curator authentication."""
+"""Request-scoped dependencies: the unit of work and curator authentication.
+
+They are ``async``: FastAPI runs a plain ``def`` dependency in the thread pool, and a hop
+there and back costs more than these do. Whatever waits on the database (a commit, a
+rollback) still runs in the thread pool.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from app.config import Settings
-from app.db import transaction
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
+from app.services.catalog import Catalog, CatalogCache
 from app.services.match import MatchService
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
 
-def get_session(request: Request) -> Iterator[Session]:
-    """The request's unit of work: committed when the endpoint returns, else rolled back."""
-    with transaction(request.app.state.session_factory) as session:
-        yield session
+async def get_store(request: Request) -> AsyncIterator[RecordStore]:
+    """The store over the request's unit of work: committed when the endpoint returns, else
+    rolled back.
+
+    A session connects on its first query, so a request answered from memory (a match or a
+    compute with warm caches) opens no connection and has nothing to commit.
+    """
+    session: Session = request.app.state.session_factory()
+    try:
+        yield RecordStore(session, request.app.state.version_watch)
+        if session.in_transaction():
+            await run_in_threadpool(session.commit)
+    except BaseException:
+        if session.in_transaction():
+            await run_in_threadpool(session.rollback)
+        raise
+    finally:
+        if session.in_transaction():  # cancelled before its commit or rollback ran
+            await run_in_threadpool(session.close)
+        else:
+            session.close()  # nothing to release: no I/O
 
 
-SessionDep = Annotated[Session, Depends(get_session, scope="function")]
+StoreDep = Annotated[RecordStore, Depends(get_store, scope="function")]
 
 
-def get_store(session: SessionDep) -> RecordStore:
-    return RecordStore(session)
+async def get_catalog(request: Request) -> Catalog:
+    """The process's catalog; reading the version or rebuilding is database work, done in
+    the thread pool, so a request that finds the catalog current needs no thread at all."""
+    cache: CatalogCache = request.app.state.catalog
+    catalog = cache.ready()
+    return catalog if catalog is not None else await run_in_threadpool(cache.current)
 
 
-StoreDep = Annotated[RecordStore, Depends(get_store)]
+CatalogDep = Annotated[Catalog, Depends(get_catalog)]
 
 
-def get_match_service(request: Request, store: StoreDep) -> MatchService:
-    return MatchService(store, request.app.state.match_cache)
+async def get_match_service(catalog: CatalogDep) -> MatchService:
+    return MatchService(catalog)
 
 
 MatchServiceDep = Annotated[MatchService, Depends(get_match_service)]
@@ -48,7 +75,7 @@ MatchServiceDep = Annotated[MatchService, Depends(get_match_service)]
 _bearer = HTTPBearer(auto_error=False, description="A curator token from ERRATA_ADMIN_TOKENS.")
 
 
-def require_curator(
+async def require_curator(
     settings: Annotated[Settings, Depends(get_settings)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> None:

@@ -12,7 +12,7 @@ router = APIRouter(tags=["health"])
 
 
 @router.get("/healthz", summary="The process is up")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 

@@ -55,7 +55,7 @@ async def match(
     result = await run_in_threadpool(service.match, payload)  # CPU work off the event loop
     count_match(bool(result.matches))
     if prefers_markdown(request.headers.get("accept")):
-        return markdown_response(match_cards(result, service.index.records, links_for(request)))
+        return markdown_response(match_cards(result, service.catalog.records, links_for(request)))
     return result
 
 

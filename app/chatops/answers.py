@@ -27,8 +27,9 @@ from app.rendering.cards import Card, Link, Quote, compute_card, match_cards, re
 from app.rendering.links import Links
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
+from app.services.catalog import Catalog
 from app.services.compute import ComputeRequest, ComputeService
-from app.services.match import MatchIndexCache, MatchRequest, MatchService
+from app.services.match import MatchRequest, MatchService
 
 MAX_MATCHES = 3
 SEARCH_HITS = 5
@@ -44,9 +45,9 @@ class Reply:
 class Answerer:
     """Answers chat commands from the store, the match index and the engine."""
 
-    def __init__(self, store: RecordStore, match_cache: MatchIndexCache, links: Links) -> None:
+    def __init__(self, store: RecordStore, catalog: Catalog, links: Links) -> None:
         self.store = store
-        self.match_cache = match_cache
+        self.catalog = catalog
         self.links = links
 
     def reply(self, text: str, slash: str = DEFAULT_SLASH) -> Reply:
@@ -109,12 +110,12 @@ class Answerer:
                 quotes=(Quote("Problem", problem),),
                 text=(f"Operations: {', '.join(OPERATIONS)}.",),
             )
-        return compute_card(ComputeService(self.store).compute(request), self.links)
+        return compute_card(ComputeService(self.catalog).compute(request), self.links)
 
     def _match(self, text: str, clipped: bool) -> list[Card]:
-        service = MatchService(self.store, self.match_cache)
+        service = MatchService(self.catalog)
         response = service.match(MatchRequest(text=text))
-        cards = match_cards(response, service.index.records, self.links)
+        cards = match_cards(response, service.catalog.records, self.links)
         notes = []
         if clipped:
             notes.append(f"Only the last {MAX_PASTE_CHARS:,} characters of the paste were read.")

@@ -8,8 +8,8 @@ say how to combine workers (the most recent live value).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Sized
+from typing import Any, Protocol, TypeVar
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -24,7 +24,6 @@ from prometheus_client import (
 
 from app.observability.multiprocess import multiprocess_enabled
 
-IndexT = TypeVar("IndexT")
 UNMATCHED_ROUTE = "<unmatched>"
 
 REQUEST_DURATION = Histogram(
@@ -67,18 +66,24 @@ def count_match(hit: bool) -> None:
     MATCH_OUTCOMES.labels("hit" if hit else "miss").inc()
 
 
+class MatchIndexSize(Protocol):
+    @property
+    def live_records(self) -> int: ...
+    @property
+    def patterns(self) -> Sized: ...
+
+
+IndexT = TypeVar("IndexT", bound=MatchIndexSize)
+
+
 def observe_index_build(build: Callable[..., IndexT], *args: Any) -> IndexT:
     """Run ``build(*args)`` and record its duration and the size of the index it returns."""
     started = time.perf_counter()
     index = build(*args)
     INDEX_BUILD_SECONDS.set(time.perf_counter() - started)
     INDEX_BUILDS.inc()
-    records = getattr(index, "records", None)
-    if records is not None:
-        INDEX_RECORDS.set(len(records))
-    patterns = getattr(index, "patterns", None)
-    if patterns is not None:
-        INDEX_PATTERNS.set(len(patterns))
+    INDEX_RECORDS.set(index.live_records)
+    INDEX_PATTERNS.set(len(index.patterns))
     return index
 
 

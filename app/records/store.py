@@ -16,9 +16,11 @@ from sqlalchemy.orm import Session
 from app.errors import InvalidInput, NotFound
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
 from app.records.validation import ValidAnnotation, ValidRecord
+from app.records.version_watch import VersionWatch, mark_written
 
 MAX_PAGE_SIZE = 200
 MAX_QUERY_TERMS = 10
+_VERSION = select(StoreState.version).where(StoreState.id == 1)  # built once: read often
 
 
 class Outcome(StrEnum):
@@ -51,8 +53,10 @@ class Related:
 
 
 class RecordStore:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, versions: VersionWatch | None = None) -> None:
+        """``versions``: the process's watch on the version counter, if it keeps one."""
         self.session = session
+        self.versions = versions
         self._write_lock: object | None = None
 
     def _lock_writes(self) -> None:
@@ -88,13 +92,26 @@ class RecordStore:
         return row
 
     def version(self) -> int:
-        """Goes up with every write; readers compare it to know their caches are stale."""
-        return self.session.scalar(select(StoreState.version).where(StoreState.id == 1)) or 0
+        """Goes up with every write; readers compare it to know their caches are stale.
+
+        Through a watch, another process's write may show only after the watch's max age.
+        """
+        if self.versions is None:
+            return self._read_version()
+        return self.versions.current(self._read_version)
+
+    def known_version(self) -> int | None:
+        """The version when the watch knows it without a query, else ``None``."""
+        return self.versions.known() if self.versions is not None else None
+
+    def _read_version(self) -> int:
+        return self.session.scalar(_VERSION) or 0
 
     def _bump_version(self) -> None:
         self.session.execute(
             update(StoreState).where(StoreState.id == 1).values(version=StoreState.version + 1)
         )
+        mark_written(self.session)
 
     def annotation(self, record_id: str) -> dict[str, Any] | None:
         row = self.session.get(AnnotationRow, record_id)

@@ -6,16 +6,14 @@ Shared by the HTTP API, the web pages and the chat bots; errors carry their HTTP
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
-from weakref import WeakKeyDictionary
 
+from cachetools import LRUCache, cached, keys
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from sqlalchemy import Connection, Engine
 
 from app.alignment import (
-    OPERATIONS,
     RULES,
     AlignmentInputError,
     CheckResult,
@@ -27,8 +25,8 @@ from app.alignment import (
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
-from app.errors import InvalidInput
-from app.records.store import RecordStore
+from app.errors import InvalidInput, NotFound
+from app.services.catalog import Catalog, operations_for_rule
 
 T = TypeVar("T")
 MAX_BATCH = 100
@@ -130,46 +128,26 @@ class SweepResponse(BaseModel):
     count: int
 
 
-def operations_for_rule(rule_id: str) -> list[str]:
-    return [
-        name
-        for name, operation in OPERATIONS.items()
-        if any(step.rule.id == rule_id for step in operation.steps)
-    ]
-
-
-def record_operations(
-    annotated: list[str] | None, own: list[str] | None, rule: str | None
-) -> list[str]:
-    """The constructs a record applies to: its annotation's, its own, else its rule's."""
-    return annotated or own or (operations_for_rule(rule) if rule else [])
-
-
 class ComputeService:
     """Maps a request onto the engine, and the engine's answer onto records."""
 
-    def __init__(self, store: RecordStore, store_version: int | None = None) -> None:
-        """``store_version``: the store's version, when the caller has just read it."""
-        self.store = store
-        self._store_version = store_version
-        self._record_ids: dict[str, str | None] | None = None
+    def __init__(self, catalog: Catalog) -> None:
+        """``catalog``: the process's current one (see ``CatalogCache``)."""
+        self.catalog = catalog
 
     def operation_of(self, request: ComputeRequest, field_prefix: str = "") -> str:
         if request.operation:
             return request.operation
         if request.errorId:
-            row = self.store.get(request.errorId)
-            annotation = self.store.annotation(row.id) or {}
-            operations = record_operations(
-                annotation.get("operations"),
-                row.document.get("operations"),
-                annotation.get("rule") or row.rule,
-            )
-            if not operations:
+            record = self.catalog.records.get(request.errorId)
+            if record is None:
+                raise NotFound(f"No error record with id {request.errorId!r}.")
+            if not record.operations:
                 raise _invalid(
-                    f"{field_prefix}errorId", f"record {row.id!r} names no operation to compute"
+                    f"{field_prefix}errorId",
+                    f"record {record.id!r} names no operation to compute",
                 )
-            return str(operations[0])
+            return record.operations[0]
         assert request.rule is not None
         if request.rule not in RULES:
             raise _invalid(f"{field_prefix}rule", f"unknown rule {request.rule!r}")
@@ -182,16 +160,16 @@ class ComputeService:
 
     def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
         operation = self.operation_of(request, field_prefix)
-        result, fixes = _engine(
-            _answer,
-            field_prefix,
-            operation=operation,
-            shape=request.shape if isinstance(request.shape, str) else tuple(request.shape),
-            dtype=request.dtype,
-            target_dtype=request.targetDtype,
-            jax_version=request.jaxVersion,
-            limit=request.maxFixes,
-        )
+        result, fixes = _engine(_answer, field_prefix, **_case(request, operation))
+        return self._response(result, fixes)
+
+    def answer_from_memory(self, request: ComputeRequest) -> ComputeResponse | None:
+        """The answer when the engine has answered this case before, else ``None``: cheap
+        enough for the event loop, where running the engine (milliseconds) is not."""
+        known = _remembered_answer(**_case(request, self.operation_of(request)))
+        return self._response(*known) if known is not None else None
+
+    def _response(self, result: CheckResult, fixes: tuple[Fix, ...]) -> ComputeResponse:
         violations = [self._violation(v) for v in result.violations]
         return ComputeResponse(
             ok=result.ok,
@@ -206,21 +184,37 @@ class ComputeService:
         )
 
     def _violation(self, violation: Violation) -> ViolationOut:
-        if self._record_ids is None:
-            self._record_ids = _RULE_RECORDS.current(self.store, self._store_version)
-        if violation.rule_id not in self._record_ids:
-            row = self.store.record_for_rule(violation.rule_id)
-            self._record_ids[violation.rule_id] = row.id if row else None
         return ViolationOut(
             rule=violation.rule_id,
-            errorId=self._record_ids[violation.rule_id],
+            errorId=self.catalog.rule_records.get(violation.rule_id),
             errorClass=violation.error_class,
             message=violation.message,
             explanation=violation.explanation,
         )
 
 
-@lru_cache(maxsize=ENGINE_CACHE_SIZE)
+def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:
+    """The engine's arguments for ``request``, hashable: the key of its remembered answer."""
+    return {
+        "operation": operation,
+        "shape": request.shape if isinstance(request.shape, str) else tuple(request.shape),
+        "dtype": request.dtype,
+        "target_dtype": request.targetDtype,
+        "jax_version": request.jaxVersion,
+        "limit": request.maxFixes,
+    }
+
+
+_ANSWERS: LRUCache[Hashable, tuple[CheckResult, tuple[Fix, ...]]] = LRUCache(ENGINE_CACHE_SIZE)
+_ANSWERS_LOCK = threading.Lock()
+
+
+def _remembered_answer(**case: Any) -> tuple[CheckResult, tuple[Fix, ...]] | None:
+    with _ANSWERS_LOCK:
+        return _ANSWERS.get(keys.hashkey(**case))
+
+
+@cached(_ANSWERS, lock=_ANSWERS_LOCK)
 def _answer(
     operation: str,
     shape: str | tuple[int, ...],
@@ -258,34 +252,6 @@ def cached_check(
         target_dtype,
         jax_version,
     )
-
-
-class _RuleRecords:
-    """The record documenting each rule, per database, as of the store's current version.
-
-    Looking one up costs three queries; the version is one cheap query, and moves with
-    every write, so a remembered answer is dropped as soon as it could be stale.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_database: WeakKeyDictionary[
-            Engine | Connection, tuple[int, dict[str, str | None]]
-        ] = WeakKeyDictionary()
-
-    def current(self, store: RecordStore, version: int | None = None) -> dict[str, str | None]:
-        """Rule id → record id, for this store's database and version; callers fill it."""
-        database = store.session.get_bind()
-        version = store.version() if version is None else version
-        with self._lock:
-            known = self._by_database.get(database)
-            if known is None or known[0] != version:
-                known = (version, {})
-                self._by_database[database] = known
-            return known[1]
-
-
-_RULE_RECORDS = _RuleRecords()
 
 
 def _fix(fix: Fix) -> FixOut:

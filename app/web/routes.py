@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from starlette.responses import HTMLResponse
 
 from app.alignment import DTYPES, OPERATIONS
-from app.api.deps import MatchServiceDep, StoreDep
+from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.errors import NotFound, ProblemError
 from app.records.store import RecordFilters
 from app.rendering.cards import Card, compute_card, match_cards
@@ -81,7 +81,7 @@ def home_match(
     """The paste form. Without JavaScript the whole page comes back with the result on it."""
     try:
         request = MatchRequest(text=text, jaxVersion=jax_version.strip() or None)
-        outcome = Outcome(match_cards(service.match(request), service.index.records, _RELATIVE))
+        outcome = Outcome(match_cards(service.match(request), service.catalog.records, _RELATIVE))
     except ValidationError:
         outcome = Outcome([], "Paste a traceback or an error message first.", 422)
     except ProblemError as exc:
@@ -93,7 +93,7 @@ def home_match(
 
 @router.get("/compute")
 def compute(
-    store: StoreDep,
+    catalog: CatalogDep,
     operation: str = "",
     shape: str = "",
     dtype: str = "",
@@ -112,7 +112,7 @@ def compute(
             targetDtype=target_dtype.strip() or None,
             jaxVersion=jax_version.strip() or None,
         )
-        outcome = Outcome([compute_card(ComputeService(store).compute(request), _RELATIVE)])
+        outcome = Outcome([compute_card(ComputeService(catalog).compute(request), _RELATIVE)])
     except ValidationError as exc:
         outcome = Outcome([], validation_problem(exc), 422)
     except ProblemError as exc:

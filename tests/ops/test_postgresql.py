@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.records.version_watch import DEFAULT_MAX_AGE_S
 from tests.api.test_records_api import assert_problem, new_record
 from tests.conftest import ADMIN_TOKEN, POSTGRES_ADMIN_URL, LiveServer
 from tests.ops.conftest import access_records, metric, scrape
@@ -81,7 +82,9 @@ def test_a_record_written_through_one_worker_is_matched_by_the_other(
     assert put.status_code == 201, put.text
     writer = access_records(two_workers.log_path, [put.headers["x-request-id"]])
     writer_pid = next(iter(writer.values()))["pid"]
-    # ...and each, the writer and the other one, answers with the new record right after it.
+    # ...and each, the writer and the other one, answers with the new record once the other
+    # one's reading of the version is stale (the writer's own was dropped at its commit).
+    time.sleep(DEFAULT_MAX_AGE_S)
     after = until_both_workers_answered(two_workers, lambda: match(expect_hit=True))
     assert writer_pid in set(after.values())
     assert set(after.values()) - {writer_pid}, "the other worker never answered"
@@ -172,7 +175,10 @@ def test_postgresql_going_away_is_a_503_and_the_service_recovers_by_itself(
 
     until_both_workers_answered(two_workers, send(200))
     with postgres_stopped(cluster):
-        # Every worker answers, and with a 503 problem rather than a 500 or a hang...
+        # Once what each worker last read of the store is too old to trust (until then a
+        # match is answered from memory), every worker answers, and with a 503 problem
+        # rather than a 500 or a hang...
+        time.sleep(DEFAULT_MAX_AGE_S)
         until_both_workers_answered(two_workers, send(503))
         assert_problem(ask(two_workers, "GET", "/readyz", "pg"), 503, "database")
         assert ask(two_workers, "GET", "/healthz", "pg").status_code == 200  # alive, not ready
