@@ -6,11 +6,11 @@ Shared by the HTTP API, the web pages and the chat bots; errors carry their HTTP
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
-from functools import lru_cache
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable, MutableMapping
+from contextlib import AbstractContextManager
+from typing import Annotated, Any, Protocol, TypeVar
 
-from cachetools import LRUCache, cached, keys
+from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.alignment import (
@@ -29,6 +29,7 @@ from app.errors import InvalidInput, NotFound
 from app.services.catalog import Catalog, operations_for_rule
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 MAX_BATCH = 100
 # Engine answers kept per process, by the full case: the same error is computed over and
 # over (a popular case, or every match of it), and answers never change.
@@ -128,12 +129,19 @@ class SweepResponse(BaseModel):
     count: int
 
 
+class EngineNeeded(Exception):
+    """A case the engine has not answered yet, asked of a service that may not run it."""
+
+
 class ComputeService:
     """Maps a request onto the engine, and the engine's answer onto records."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        """``catalog``: the process's current one (see ``CatalogCache``)."""
+    def __init__(self, catalog: Catalog, *, run_engine: bool = True) -> None:
+        """``catalog``: the process's current one (see ``CatalogCache``). With
+        ``run_engine=False`` only cases the engine has answered before are answered (cheap
+        enough for the event loop); any other raises ``EngineNeeded``."""
         self.catalog = catalog
+        self.run_engine = run_engine
 
     def operation_of(self, request: ComputeRequest, field_prefix: str = "") -> str:
         if request.operation:
@@ -160,14 +168,35 @@ class ComputeService:
 
     def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
         operation = self.operation_of(request, field_prefix)
-        result, fixes = _engine(_answer, field_prefix, **_case(request, operation))
+        result, fixes = _engine(
+            lambda **case: self._recall_or_run(_answer, **case),
+            field_prefix,
+            **_case(request, operation),
+        )
         return self._response(result, fixes)
 
-    def answer_from_memory(self, request: ComputeRequest) -> ComputeResponse | None:
-        """The answer when the engine has answered this case before, else ``None``: cheap
-        enough for the event loop, where running the engine (milliseconds) is not."""
-        known = _remembered_answer(**_case(request, self.operation_of(request)))
-        return self._response(*known) if known is not None else None
+    def verdict(
+        self, operation: str, shape: tuple[int, ...], dtype: str, jax_version: str | None
+    ) -> CheckResult:
+        """The engine's verdict alone. Raises ``AlignmentInputError`` for values it refuses."""
+        return self._recall_or_run(
+            cached_check,
+            operation=operation,
+            shape=shape,
+            dtype=dtype,
+            target_dtype=None,
+            jax_version=jax_version,
+        )
+
+    def _recall_or_run(self, call: _Remembering[T], **case: Any) -> T:
+        if self.run_engine:
+            return call(**case)
+        assert call.cache is not None and call.cache_lock is not None
+        with call.cache_lock:
+            known: T | None = call.cache.get(call.cache_key(**case))
+        if known is None:
+            raise EngineNeeded(f"the engine has not answered {case} yet")
+        return known
 
     def _response(self, result: CheckResult, fixes: tuple[Fix, ...]) -> ComputeResponse:
         violations = [self._violation(v) for v in result.violations]
@@ -205,16 +234,17 @@ def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:
     }
 
 
-_ANSWERS: LRUCache[Hashable, tuple[CheckResult, tuple[Fix, ...]]] = LRUCache(ENGINE_CACHE_SIZE)
-_ANSWERS_LOCK = threading.Lock()
+class _Remembering(Protocol[T_co]):
+    """A ``cachetools.cached`` function, whose remembered answers can be read."""
+
+    cache: MutableMapping[Any, Any] | None
+    cache_key: Callable[..., Any]
+    cache_lock: AbstractContextManager[Any] | None
+
+    def __call__(self, /, *args: Any, **kwargs: Any) -> T_co: ...
 
 
-def _remembered_answer(**case: Any) -> tuple[CheckResult, tuple[Fix, ...]] | None:
-    with _ANSWERS_LOCK:
-        return _ANSWERS.get(keys.hashkey(**case))
-
-
-@cached(_ANSWERS, lock=_ANSWERS_LOCK)
+@cached(LRUCache(ENGINE_CACHE_SIZE), lock=threading.Lock())
 def _answer(
     operation: str,
     shape: str | tuple[int, ...],
@@ -231,18 +261,25 @@ def _answer(
         "target_dtype": target_dtype,
         "jax_version": jax_version,
     }
-    result = cached_check(operation, shape, dtype, target_dtype, jax_version)
+    result = cached_check(
+        operation=operation,
+        shape=shape,
+        dtype=dtype,
+        target_dtype=target_dtype,
+        jax_version=jax_version,
+    )
     fixes = tuple(suggest_fixes(limit=limit, **args)) if not result.ok and limit else ()
     return result, fixes
 
 
-@lru_cache(maxsize=ENGINE_CACHE_SIZE)
+@cached(LRUCache(ENGINE_CACHE_SIZE), lock=threading.Lock())
 def cached_check(
+    *,
     operation: str,
     shape: str | tuple[int, ...],
     dtype: str | None,
-    target_dtype: str | None = None,
-    jax_version: str | None = None,
+    target_dtype: str | None,
+    jax_version: str | None,
 ) -> CheckResult:
     """``check``, remembered: the same case always gets the same verdict."""
     return check(

@@ -11,7 +11,7 @@ from app.alignment import AlignmentInputError
 from app.errors import InvalidInput, PayloadTooLarge
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.services.catalog import Catalog, RecordInfo
-from app.services.compute import ComputeRequest, ComputeResponse, ComputeService, cached_check
+from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
 
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
@@ -89,8 +89,11 @@ class MatchResponse(BaseModel):
 
 
 class MatchService:
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, *, run_engine: bool = True) -> None:
+        """``run_engine=False``: see ``ComputeService``; a fix the engine has not computed
+        yet raises ``EngineNeeded``."""
         self.catalog = catalog
+        self.engine = ComputeService(catalog, run_engine=run_engine)
 
     def match(self, request: MatchRequest) -> MatchResponse:
         try:
@@ -161,14 +164,14 @@ class MatchService:
         operations = _by_hints(info.operations, request.text)
         for operation in operations:
             try:
-                verdict = cached_check(
-                    operation, tuple(values.shape), values.dtype, None, request.jaxVersion
+                verdict = self.engine.verdict(
+                    operation, tuple(values.shape), values.dtype, request.jaxVersion
                 )
             except AlignmentInputError:
                 continue
             first = verdict.first_violation
             if first is not None and first.rule_id == info.rule:
-                fix = ComputeService(self.catalog).compute(
+                fix = self.engine.compute(
                     ComputeRequest(
                         operation=operation,
                         shape=values.shape,
