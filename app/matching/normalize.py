@@ -97,6 +97,11 @@ _PREFIXES = (
 _ANY_PREFIX = re.compile(
     "|".join(f"(?{'i' if p.flags & re.IGNORECASE else ''}:{p.pattern})" for p in _PREFIXES)
 )
+# Where a line can begin, in printable ASCII without tabs, for a _PREFIXES pattern to match
+# it: the first character each can start with (after spaces, for a quote). A superset.
+_MAY_START = r"(?:[\[\dIWEFDCsS(>]| +>)"
+_MAY_START_A_PREFIX = re.compile(_MAY_START)
+_MAY_START_A_PREFIX_AFTER_BREAK = re.compile(r"\n" + _MAY_START)  # a literal first: fast
 # Text without either of these has no ANSI code anywhere (each ``_ANSI`` branch needs one).
 _ANSI_BRACKET = re.compile(r"\[\d{1,3}[;m]")
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
@@ -123,19 +128,46 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
                     lines.append(line)
                     origins.append(number)
         return NormalizedPaste(tuple(lines), tuple(origins), original)
-    printable = _all_printable(text)
+    if "\r" not in text and _all_printable(text):
+        return _normalize_plain(text, original)
     for number, raw in enumerate(original, start=1):
-        if printable and not ("*" in raw or "<" in raw or "`" in raw or "&" in raw or "~" in raw):
-            # Nothing for _clean_line to do but strip: no markup, no unprintable character.
-            plain = raw.rstrip()
-            lines.append(plain if _ANY_PREFIX.match(plain) is None else _strip_prefixes(plain))
-            origins.append(number)
-            continue
         cleaned = _clean_line(raw, False, False)
         if cleaned is not None:
             lines.append(cleaned)
             origins.append(number)
     return NormalizedPaste(tuple(lines), tuple(origins), original)
+
+
+def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
+    """``normalize`` for printable ASCII split at ``\n`` only, the usual paste.
+
+    Most lines need nothing but trailing spaces stripped. Two scans of the whole text find
+    the few that may need more, a logger prefix or markup, and only those are cleaned one
+    by one.
+    """
+    cleaned: list[str | None] = [raw.rstrip() for raw in original]
+    for number in _may_start_a_prefix(text):
+        cleaned[number] = _strip_prefixes(original[number].rstrip())
+    for number, raw in enumerate(original):
+        if "*" in raw or "<" in raw or "`" in raw or "&" in raw or "~" in raw:
+            cleaned[number] = _clean_line(raw, False, False)
+    if None not in cleaned:  # no line was only a code fence
+        return NormalizedPaste(tuple(cleaned), tuple(range(1, len(cleaned) + 1)), original)  # type: ignore[arg-type]
+    kept = [(line, number) for number, line in enumerate(cleaned, start=1) if line is not None]
+    return NormalizedPaste(
+        tuple(line for line, _ in kept), tuple(number for _, number in kept), original
+    )
+
+
+def _may_start_a_prefix(text: str) -> list[int]:
+    """The 0-based numbers of the ``\n``-separated lines that may start with a prefix."""
+    numbers = [0] if _MAY_START_A_PREFIX.match(text) else []
+    line = previous = 0
+    for found in _MAY_START_A_PREFIX_AFTER_BREAK.finditer(text):
+        line += text.count("\n", previous, found.end())
+        previous = found.end()
+        numbers.append(line)
+    return numbers
 
 
 def _decode(paste: str | bytes) -> str:

@@ -147,8 +147,30 @@ class _Reader:
 
     def run(self) -> None:
         while self.pos < len(self.lines):
+            if self.in_frames:
+                self._pass_frames()
+                if self.pos == len(self.lines):
+                    break
             self.pos += 1
             self._step(self.lines[self.pos - 1])
+
+    def _pass_frames(self) -> None:
+        """Take the bulk of a traceback in a tight loop: frame lines, the source lines
+        indented under them, and blank lines. Each is structure, as ``_step`` would find.
+        Any other line, and any line that might be a header or a chain sentence, is left
+        to ``_step``."""
+        lines, structure = self.lines, self.structure
+        deeper = " " * (self.header_indent + 1)
+        position = self.pos
+        while position < len(lines):
+            text = lines[position]
+            if "Traceback" in text or "exception" in text or "+---" in text:
+                break
+            if not (text.startswith(deeper) or not text or text.isspace() or _is_frame(text)):
+                break
+            structure.add(position)
+            position += 1
+        self.pos = position
 
     def _step(self, text: str) -> None:
         """One line. Furniture (see ``_is_furniture``) and lines among frames are structure;

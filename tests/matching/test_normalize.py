@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import importlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +14,8 @@ from app.matching.normalize import (
 )
 from app.matching.tracebacks import read_exceptions
 
+# The module itself: ``app.matching`` exports its ``normalize`` function under that name.
+normalize_module = importlib.import_module("app.matching.normalize")
 MESSAGE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
 
 
@@ -154,3 +158,51 @@ def test_grammar_survives_shuffled_traceback_lines(pasted: list[str]) -> None:
     for record in reading.exceptions:
         positions.setdefault(record.chain, []).append(record.chain_position)
     assert all(found == list(range(len(found))) for found in positions.values())
+
+
+_PLAIN_PIECES = [
+    "2026-08-27T09:53:25.647Z ",
+    "[2026-08-27 09:53:25,647] WARNING: ",
+    "INFO ",
+    "E0827 09:53:25.647000 12345 re2.cc:242] ",
+    "ERROR:root:",
+    "[stderr] ",
+    "Stdout | ",
+    "(MyActor pid=4242, ip=10.0.0.1) ",
+    "E   ",
+    "E",
+    "> ",
+    "  > ",
+    ">>> ",
+    "*bold*",
+    "**kw",
+    "x**2",
+    "<https://example.com|docs>",
+    "<module>",
+    "`code`",
+    "```",
+    "~~~",
+    "&amp;",
+    "&",
+    " ",
+    "   ",
+    "1",
+    "(",
+    "[",
+    "ValueError: Can only transfer integer bytes",
+    '  File "a.py", line 3, in f',
+    "Traceback (most recent call last):",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PLAIN_PIECES), max_size=5).map("".join), max_size=12))
+def test_the_plain_text_path_cleans_exactly_as_the_line_by_line_one(pasted: list[str]) -> None:
+    text = "\n".join(pasted)
+    if not text.strip():
+        return
+    fast = normalize(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(normalize_module, "_all_printable", lambda _text: False)
+        general = normalize(text)
+    assert (fast.lines, fast.origins) == (general.lines, general.origins)

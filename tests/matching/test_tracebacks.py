@@ -1,7 +1,12 @@
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.matching import tracebacks
 from app.matching.normalize import normalize
 from app.matching.tracebacks import ExceptionRecord, read_exceptions
 
@@ -188,3 +193,55 @@ def test_older_jax_unfiltered_stack_trace_is_merged() -> None:
     )
     assert record.wrapped_by == ("UnfilteredStackTrace",)
     assert record.repeats
+
+
+_TRACEBACK_LINES = [
+    "Traceback (most recent call last):",
+    '  File "/site-packages/jax/_src/pallas/primitives.py", line 652, in wrap',
+    '    File "nested.py", line 1, in g',
+    "    output = rule(ctx, *args, **kwargs)",
+    "        deeper source",
+    "    ^^^^^^^^^",
+    "  ~~~^~~~",
+    "",
+    "   ",
+    COPY_INT4,
+    "ValueError: " + COPY_INT4,
+    "jax._src.source_info_util.JaxStackTraceBeforeTransformation: ValueError: " + COPY_INT4,
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+    "  The above exception was the direct cause of the following exception:",
+    "--------------------",
+    "  + Exception Group Traceback (most recent call last):",
+    "  | ValueError: x",
+    "  +-+---------------- 1 ----------------",
+    "Cell In[3], line 14",
+    "---> 14 f()",
+    "File ~/x.py:182, in f(x)",
+    "an exception in prose",
+    "    Traceback (most recent call last):",
+    "log line: 42",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TRACEBACK_LINES), max_size=40))
+def test_passing_frames_in_bulk_reads_exactly_as_line_by_line(lines: list[str]) -> None:
+    assert_bulk_reading_is_exact(lines)
+
+
+@pytest.mark.parametrize(
+    "path", sorted([*TRACEBACKS.glob("*.txt"), *PASTES.glob("*")]), ids=lambda path: path.name
+)
+def test_passing_frames_in_bulk_reads_every_fixture_exactly(path: Path) -> None:
+    assert_bulk_reading_is_exact(list(normalize(fixture_text(path)).lines))
+
+
+def assert_bulk_reading_is_exact(lines: list[str]) -> None:
+    """The reader with its bulk pass over frames, and without it (every line through
+    ``_step``), find the same exceptions and the same structure."""
+    bulk = read_exceptions(lines)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tracebacks._Reader, "_pass_frames", lambda _reader: None)
+        one_by_one = read_exceptions(lines)
+    assert bulk == one_by_one
