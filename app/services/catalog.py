@@ -169,14 +169,18 @@ class CatalogCache:
         return catalog if catalog is not None and catalog.version == version else None
 
     def current(self) -> Catalog:
-        """The catalog of the store's version, rebuilt first when the version has moved."""
-        catalog = self.ready()
-        if catalog is not None:
-            return catalog
-        with transaction(self._sessions) as session:
-            store = RecordStore(session, self._versions)
-            version = store.version()
-            with self._lock:
+        """The catalog of the store's version, rebuilt first when the version has moved.
+
+        One thread at a time reads the version (and rebuilds): the requests that found the
+        reading stale together then find it fresh, rather than each asking the database.
+        """
+        with self._lock:
+            catalog = self.ready()
+            if catalog is not None:
+                return catalog
+            with transaction(self._sessions) as session:
+                store = RecordStore(session, self._versions)
+                version = store.version()
                 catalog = self._catalog
                 if catalog is None or catalog.version != version:
                     catalog = observe_index_build(load_catalog, store, version)
