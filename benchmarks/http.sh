@@ -13,7 +13,10 @@
 #   GET  /healthz                      the trivial endpoint every ratio is taken against
 #   GET  /api/errors/225d0e9c2ee22311  one record, as stored
 #   POST /api/match                    a 20 KB JAX traceback holding one known error
-#   POST /api/compute                  copy_gmem_to_smem, shape [7], int4
+#   POST /api/compute                  copy_gmem_to_smem, shape [7], int4: the engine's
+#                                      answer is remembered after the first request
+#   POST /api/compute (new cases)      a random operation, 2-D shape and dtype each request
+#                                      (of 3.9 million): nearly every one runs the engine
 #
 # The per-client rate limit is turned off (ERRATA_RATE_LIMIT_PER_SECOND=0): wrk is one
 # client. wrk runs on the same machine as the server and takes CPU from it, so on a
@@ -95,6 +98,18 @@ file:close()
 wrk.headers["Content-Type"] = "application/json"
 EOF
 done
+cat >"$SCRATCH/compute-new.lua" <<'EOF'
+local operations = {"copy_gmem_to_smem", "copy_smem_to_gmem", "pallas_call"}
+local dtypes = {"int4", "int8", "bfloat16", "float32", "float8_e4m3fn"}
+local headers = {["Content-Type"] = "application/json"}
+function init(args) math.randomseed(os.time()) end
+function request()
+    local body = string.format('{"operation": "%s", "shape": [%d, %d], "dtype": "%s"}',
+        operations[math.random(#operations)], math.random(512), math.random(512),
+        dtypes[math.random(#dtypes)])
+    return wrk.format("POST", nil, headers, body)
+end
+EOF
 
 start_server() {  # start_server URL WORKERS: serve, and wait until /readyz answers
     local url=$1 workers=$2
@@ -173,6 +188,7 @@ for backend in $BACKENDS; do
         measure "GET /api/errors/{id}" "/api/errors/$RECORD"
         measure "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua"
         measure "POST /api/compute" /api/compute "$SCRATCH/compute.lua"
+        measure "POST /api/compute (new cases)" /api/compute "$SCRATCH/compute-new.lua"
         stop_server
         if [[ -n "$DATABASE" ]]; then
             postgres "DROP DATABASE IF EXISTS \"$DATABASE\" WITH (FORCE)"
