@@ -6,12 +6,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 
 from app.api.headers import DEFAULT_HEADERS
 from app.api.paths import methods_for
@@ -19,6 +20,7 @@ from app.errors import ProblemError
 
 PROBLEM_JSON = "application/problem+json"
 DATABASE_RETRY_AFTER_S = 5
+CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before its answer
 log = logging.getLogger(__name__)
 
 
@@ -114,6 +116,12 @@ def install(app: FastAPI) -> None:
     # A server that went away, a connection it dropped, or a pool with no connection to spare.
     for unavailable in (OperationalError, InterfaceError, PoolTimeout):
         app.add_exception_handler(unavailable, _database_down)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _client_gone(_request: Request, _exc: ClientDisconnect) -> Response:
+        """The client left before its body arrived: no one to answer, and no error of ours.
+        The status is never sent; it is what the access log and the metrics record."""
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -5,14 +5,17 @@ Assertions are on behaviour (answers, counts, what is stored), never on timings.
 
 from __future__ import annotations
 
+import socket
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from tests.api.test_records_api import assert_problem, new_record
 from tests.conftest import ADMIN_TOKEN, LiveServer
+from tests.ops.conftest import access_records, log_records
 
 SEED_ID = "225d0e9c2ee22311"
 SEED_PASTE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
@@ -22,6 +25,27 @@ def matched(client: httpx.Client, text: str) -> list[str]:
     response = client.post("/api/match", json={"text": text})
     assert response.status_code == 200, response.text[:500]
     return [item["errorId"] for item in response.json()["matches"]]
+
+
+def test_a_client_leaving_mid_body_is_logged_as_gone_not_as_an_error(
+    live_server: LiveServer,
+) -> None:
+    request_id = f"gone-{uuid.uuid4().hex[:12]}"
+    address = urlsplit(live_server.base_url)
+    head = (
+        "POST /api/match HTTP/1.1\r\nHost: errata\r\nContent-Type: application/json\r\n"
+        f"Content-Length: 1000\r\nX-Request-ID: {request_id}\r\n\r\n"
+    )
+    with socket.create_connection((address.hostname, address.port)) as connection:
+        connection.sendall(head.encode() + b'{"text": "ValueError: Can only')
+    line = access_records(live_server.log_path, [request_id])[request_id]
+    assert (line["status"], line["level"], line["route"]) == (499, "info", "/api/match")
+    errors = [
+        record
+        for record in log_records(live_server.log_path)
+        if record.get("request_id") == request_id and record["level"] != "info"
+    ]
+    assert errors == []
 
 
 def test_a_catastrophic_backtracking_pattern_cannot_slow_matching(
