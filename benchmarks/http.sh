@@ -73,7 +73,7 @@ EOF
 cleanup() {
     stop_server
     if [[ -n "$DATABASE" ]]; then postgres "DROP DATABASE IF EXISTS \"$DATABASE\" WITH (FORCE)"; fi
-    rm -rf "$SCRATCH"
+    [[ -n "${KEEP_SCRATCH:-}" ]] && echo "kept $SCRATCH" >&2 || rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
