@@ -38,7 +38,7 @@ class RecordRow(Base):
     )
 
     tags: Mapped[list[RecordTag]] = relationship(
-        back_populates="record", cascade="all, delete-orphan", lazy="selectin"
+        back_populates="record", cascade="all, delete-orphan"
     )
 
 

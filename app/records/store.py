@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Select, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from app.errors import InvalidInput, NotFound
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
@@ -150,7 +150,11 @@ class RecordStore:
         total = self.session.scalar(select(func.count()).select_from(query.subquery())) or 0
         if cursor:
             query = query.where(RecordRow.id > _decode_cursor(cursor))
-        rows = list(self.session.scalars(query.order_by(RecordRow.id).limit(limit + 1)))
+        rows = list(
+            self.session.scalars(
+                query.options(selectinload(RecordRow.tags)).order_by(RecordRow.id).limit(limit + 1)
+            )
+        )
         next_cursor = _encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
         return Page(rows=rows[:limit], total=total, next_cursor=next_cursor)
 
@@ -199,7 +203,8 @@ class RecordStore:
                 RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag.in_(tags)))
             )
         if conditions:
-            for other in self.session.scalars(select(RecordRow).where(or_(*conditions))):
+            others = select(RecordRow).where(or_(*conditions)).options(selectinload(RecordRow.tags))
+            for other in self.session.scalars(others):
                 if row.file_path and other.file_path == row.file_path:
                     note(other, "filePath")
                 if row.background_tag and other.background_tag == row.background_tag:
