@@ -21,10 +21,13 @@ from app.observability import setup as observability
 from app.observability.logs import configure_logging
 from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
-from app.records.version_watch import VersionWatch, forget_after_writes
+from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
 from app.services.catalog import CatalogCache
 from app.web import routes as web
 from app.web.pages import STATIC_DIR
+
+# Record answers (GET /api/errors/{id}) each process remembers: a few KB each.
+RECORD_ANSWERS = 1024
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -53,6 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.session_factory = make_session_factory(engine)
     app.state.version_watch = VersionWatch()
     forget_after_writes(app.state.session_factory, app.state.version_watch)
+    app.state.record_answers = VersionedLRU[bytes](app.state.version_watch, RECORD_ANSWERS)
     app.state.schema_head = head_revision(settings)
     app.state.catalog = CatalogCache(app.state.session_factory, app.state.version_watch)
     app.state.slack_replays = ReplayCache()

@@ -6,8 +6,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import State
 
 from app.api.deps import CuratorDep, StoreDep
+from app.db import transaction
 from app.errors import InvalidInput, NotFound
 from app.records.importer import decode, import_text
 from app.records.models import RecordRow
@@ -21,8 +23,9 @@ from app.records.schema import (
     RelatedRecord,
     RelatedRecords,
 )
-from app.records.store import MAX_PAGE_SIZE, Outcome, RecordFilters
+from app.records.store import MAX_PAGE_SIZE, Outcome, RecordFilters, RecordStore
 from app.records.validation import RecordInvalid, validate_record
+from app.records.version_watch import VersionedLRU
 
 router = APIRouter(prefix="/api/errors", tags=["records"])
 import_router = APIRouter(prefix="/api", tags=["records"])
@@ -95,15 +98,34 @@ def get_by_slug(store: StoreDep, slug: Annotated[str, Path(max_length=200)]) -> 
     response_model_exclude_unset=True,
     summary="A record, as the dataset ships it",
 )
-def get_record(
-    store: StoreDep,
+async def get_record(
+    request: Request,
     record_id: RecordId,
     annotated: Annotated[
         bool, Query(description="Add errata's annotation (rule, corrections) beside the record.")
     ] = False,
-) -> RecordEnvelope:
-    row = store.get(record_id)
-    return envelope(row, (store.annotation(record_id) or {}) if annotated else None)
+) -> Response:
+    """Records change only through writes, which move the store's version: while it stays,
+    the answer is served from memory, without the database or a thread."""
+    answers: VersionedLRU[bytes] = request.app.state.record_answers
+    key = (record_id, annotated)
+    body = answers.get(key)
+    if body is None:
+        body = await run_in_threadpool(_record_answer, request.app.state, key)
+    return Response(body, media_type="application/json")
+
+
+def _record_answer(state: State, key: tuple[str, bool]) -> bytes:
+    """One record's answer, read in a unit of work of its own, and remembered."""
+    record_id, annotated = key
+    with transaction(state.session_factory) as session:
+        store = RecordStore(session, state.version_watch)
+        version = store.version()  # before the record, so the answer is never older
+        row = store.get(record_id)
+        annotation = (store.annotation(record_id) or {}) if annotated else None
+        body = envelope(row, annotation).model_dump_json(exclude_unset=True).encode()
+    state.record_answers.put(version, key, body)
+    return body
 
 
 @router.get("/{record_id}/annotation", summary="errata's notes and corrections for a record")

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
 
+from cachetools import LRUCache
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
 # Writes through other workers show within this many seconds.
 DEFAULT_MAX_AGE_S = 0.5
+T = TypeVar("T")
 
 
 class VersionWatch:
@@ -77,3 +80,25 @@ def forget_after_writes(sessions: sessionmaker[Session], watch: VersionWatch) ->
             watch.forget()
 
     event.listen(sessions, "after_transaction_end", after_transaction_end)
+
+
+class VersionedLRU(Generic[T]):
+    """Answers remembered for one store version: served while the watch knows that version,
+    never after it moves (the key holds the version, so stale answers just age out)."""
+
+    def __init__(self, versions: VersionWatch, maxsize: int) -> None:
+        self._versions = versions
+        self._answers: LRUCache[tuple[int, Hashable], T] = LRUCache(maxsize)
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> T | None:
+        version = self._versions.known()
+        if version is None:
+            return None
+        with self._lock:
+            return self._answers.get((version, key))
+
+    def put(self, version: int, key: Hashable, answer: T) -> None:
+        """``version``: read before the answer, so the answer is never older than it."""
+        with self._lock:
+            self._answers[(version, key)] = answer

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.records.importer import import_text
 from app.records.store import RecordStore
-from app.records.version_watch import VersionWatch, forget_after_writes
+from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
 from tests.records.test_importer import record
 
 
@@ -89,3 +89,30 @@ def test_only_a_committed_write_through_this_process_drops_the_reading(
         session.commit()
     assert watch.known() is None
     assert version() > before
+
+
+def test_remembered_answers_are_served_only_at_their_version() -> None:
+    clock, read = Clock(), CountingReads(version=7)
+    watch = VersionWatch(max_age=0.5, clock=clock)
+    answers = VersionedLRU[str](watch, maxsize=8)
+    answers.put(7, "a", "answer at 7")
+    assert answers.get("a") is None  # the watch has not read the version yet
+    watch.current(read)
+    assert answers.get("a") == "answer at 7"
+    assert answers.get("b") is None
+    watch.forget()  # a write through this process
+    assert answers.get("a") is None
+    read.version = 8
+    watch.current(read)
+    assert answers.get("a") is None  # another version: the old answer is never served
+    clock.now += 0.5
+    assert answers.get("a") is None  # a reading too old to trust serves nothing
+
+
+def test_remembered_answers_are_bounded() -> None:
+    watch = VersionWatch(max_age=60, clock=Clock())
+    watch.current(CountingReads(version=1))
+    answers = VersionedLRU[int](watch, maxsize=2)
+    for key in range(3):
+        answers.put(1, key, key)
+    assert [answers.get(key) for key in range(3)] == [None, 1, 2]
