@@ -70,6 +70,8 @@ _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp|file)://?[^|<>\s]*)(?:\|([^<>]*))?>")
 # Slack ``*bold*`` and Markdown ``**bold**``, but not ``a * b`` or ``x**2``.
 _BOLD = re.compile(r"(?<![\w*])(\*\*?)(?=\S)([^*\n]*?\S)\1(?![\w*])")
+# Where every _BOLD match ends; a quick test that lets most code lines skip _BOLD.
+_BOLD_CLOSING = re.compile(r"\*(?![\w*])")
 
 # Prefixes that loggers and tools put before each line; stripped repeatedly, in any order.
 _PREFIXES = (
@@ -245,7 +247,7 @@ def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
         line = _INLINE_FENCE.sub(r"\1", line)
     if line.startswith("`"):
         line = _INLINE_CODE.sub(r"\1", line)
-    if "*" in line:
+    if "*" in line and _BOLD_CLOSING.search(line):  # not in code's *args and **kwargs
         line = _BOLD.sub(r"\2", line)
     return line.rstrip()
 

@@ -206,3 +206,10 @@ def test_the_plain_text_path_cleans_exactly_as_the_line_by_line_one(pasted: list
         patch.setattr(normalize_module, "_all_printable", lambda _text: False)
         general = normalize(text)
     assert (fast.lines, fast.origins) == (general.lines, general.origins)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="*ab _(),\n", max_size=30))
+def test_every_bold_match_has_the_closing_the_quick_test_looks_for(text: str) -> None:
+    if normalize_module._BOLD.search(text) is not None:
+        assert normalize_module._BOLD_CLOSING.search(text) is not None
