@@ -12,6 +12,7 @@ from starlette.middleware.cors import CORSMiddleware
 from app.api import chatops, compute, health, match, problems, records
 from app.api.headers import DefaultHeaders
 from app.api.limits import BodySizeLimit, RateLimit
+from app.api.offload import cpu_turns
 from app.api.openapi import document_problems
 from app.chatops.replays import ReplayCache
 from app.config import Settings, load_settings
@@ -39,6 +40,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.cpu_turns = cpu_turns()
         if settings.prepare_database:
             prepare_database(settings, engine, app.state.session_factory)
         yield

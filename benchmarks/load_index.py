@@ -1,6 +1,7 @@
-"""How long a worker takes to rebuild its match index from the database (``load_index``).
+"""How long a worker takes to rebuild its catalog from the database (``load_catalog``): the
+match index, each record's constructs, and the record documenting each rule.
 
-Every worker rebuilds its index when the store's version moves, so this is paid once per
+Every worker rebuilds its catalog when the store's version moves, so this is paid once per
 worker after each write. Run from the repository root:
 
     .venv/bin/python -m benchmarks.load_index                    # 100,000 records, SQLite
@@ -14,7 +15,7 @@ seed-sized documents) through the importer — the same validation and writes as
 minutes; ``--keep`` keeps the SQLite file for the next run. A ``--database-url`` must
 name an empty database you created, and is left filled.
 
-Then, in one process: the first ``load_index`` (a worker starting), two rebuilds (a worker
+Then, in one process: the first ``load_catalog`` (a worker starting), two rebuilds (a worker
 seeing a write: pattern analysis is cached by then), the share of the first spent reading
 rows (the same query and row handling without the index build), and resident memory.
 """
@@ -77,7 +78,7 @@ def run(url: str, count: int) -> int:
     with factory() as db:
         started = time.perf_counter()
         store = RecordStore(db)
-        index = load_catalog(store, store.version())
+        catalog = load_catalog(store, store.version())
         first = time.perf_counter() - started
     gc.collect()
     rss_after = _rss_mb()
@@ -86,16 +87,16 @@ def run(url: str, count: int) -> int:
         with factory() as db:
             started = time.perf_counter()
             store = RecordStore(db)
-            index = load_catalog(store, store.version())
+            catalog = load_catalog(store, store.version())
             rebuilds.append(time.perf_counter() - started)
-    entries = index.patterns.entries
+    entries = catalog.patterns.entries
     PatternIndex.build(entries[:1])  # warm up, then time only the build
     started = time.perf_counter()
     PatternIndex.build(entries)
     build = time.perf_counter() - started
 
     print(f"patterns indexed:       {len(entries):,}")
-    print(f"first load_index:       {first:.2f} s")
+    print(f"first load_catalog:     {first:.2f} s")
     print(f"rebuilds:               {', '.join(f'{t:.2f} s' for t in rebuilds)}")
     print(f"  of which index build: {build:.2f} s (patterns already analysed)")
     print(f"  reading rows, rest:   {min(rebuilds) - build:.2f} s")

@@ -1,7 +1,8 @@
 """Compute API routes: thin wrappers over the compute service.
 
-A case the engine answered before is answered on the event loop; its first run of a case
-(milliseconds of CPU) goes to the thread pool.
+A case the engine answered before is answered on the event loop; the engine's first run of
+a case, a batch and a sweep (milliseconds of CPU and more) run in a worker thread, one at a
+time per process (see ``app/api/offload.py``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import CatalogDep
-from app.api.offload import on_loop_unless_engine
+from app.api.offload import cpu_bound, on_loop_unless_engine
 from app.rendering.cards import compute_card
 from app.rendering.negotiation import prefers_markdown
 from app.services.compute import (
@@ -37,7 +38,7 @@ async def compute(
     catalog: CatalogDep, request: ComputeRequest, http: Request
 ) -> ComputeResponse | Response:
     result = await on_loop_unless_engine(
-        lambda run_engine: ComputeService(catalog, run_engine=run_engine).compute(request)
+        http, lambda run_engine: ComputeService(catalog, run_engine=run_engine).compute(request)
     )
     if prefers_markdown(http.headers.get("accept")):
         return markdown_response([compute_card(result, links_for(http))])
@@ -45,16 +46,19 @@ async def compute(
 
 
 @router.post("/batch", response_model=BatchResponse, summary="Many cases at once")
-def compute_batch(catalog: CatalogDep, request: BatchRequest) -> BatchResponse:
+async def compute_batch(catalog: CatalogDep, request: BatchRequest, http: Request) -> BatchResponse:
     service = ComputeService(catalog)
-    return BatchResponse(
-        results=[
-            service.compute(case, field_prefix=f"cases.{index}.")
-            for index, case in enumerate(request.cases)
-        ]
+    return await cpu_bound(
+        http,
+        lambda: BatchResponse(
+            results=[
+                service.compute(case, field_prefix=f"cases.{index}.")
+                for index, case in enumerate(request.cases)
+            ]
+        ),
     )
 
 
 @router.post("/sweep", response_model=SweepResponse, summary="Valid sizes of one block dimension")
-def compute_sweep(request: SweepRequest) -> SweepResponse:
-    return run_sweep(request)
+async def compute_sweep(request: SweepRequest, http: Request) -> SweepResponse:
+    return await cpu_bound(http, lambda: run_sweep(request))

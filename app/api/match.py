@@ -56,6 +56,7 @@ async def match(
             f"{field}: {error['msg']}", errors=[{"field": field, "message": error["msg"]}]
         ) from None
     result = await on_loop_unless_engine(
+        request,
         lambda run_engine: MatchService(catalog, run_engine=run_engine).match(payload),
         on_loop=len(body) <= ON_LOOP_PASTE_BYTES,
     )
