@@ -1,0 +1,150 @@
+"""What a request costs inside the app, without sockets or HTTP parsing: ASGI calls in-process.
+
+Run from the repository root:
+
+    .venv/bin/python -m benchmarks.request_path            # 3,000 calls per endpoint
+
+The app is built as ``errata serve`` builds it (SQLite in a temporary folder, seeds
+loaded, uvloop), its lifespan started, and each endpoint called in turn, one call at a
+time, after 200 warm-up calls. Beside the real endpoints a calibration route is added to
+this app only: ``POST /echo`` validates the compute body with pydantic and returns it, and
+is access-logged like every API call. It is the ceiling for an endpoint that does anything
+with a body on this stack. The table gives the median wall time per call and its share of
+``/healthz``'s rate (``/healthz`` time ÷ the endpoint's time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import uvloop
+from pydantic import BaseModel
+
+from benchmarks import corpus
+
+COMPUTE = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+
+
+class Echo(BaseModel):
+    operation: str
+    shape: list[int]
+    dtype: str
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=3000, help="timed calls per endpoint")
+    args = parser.parse_args(argv)
+    folder = tempfile.mkdtemp()
+    os.environ.update(
+        ERRATA_DATABASE_URL=f"sqlite:///{folder}/errata.sqlite3",
+        ERRATA_DATA_DIR=folder,
+        ERRATA_RATE_LIMIT_PER_SECOND="0",
+    )
+    uvloop.install()
+    asyncio.run(_run(args.calls))
+    return 0
+
+
+async def _run(calls: int) -> None:
+    from app.main import create_app  # after the environment names the database
+
+    app = create_app()
+
+    @app.post("/echo")
+    async def echo(body: Echo) -> Echo:
+        return body
+
+    app.router.routes.insert(0, app.router.routes.pop())  # tried first, as the busiest are
+
+    cases: dict[str, tuple[str, str, bytes]] = {
+        "GET /healthz": ("GET", "/healthz", b""),
+        "POST /echo (calibration)": ("POST", "/echo", json.dumps(COMPUTE).encode()),
+        "GET /api/errors/{id}": ("GET", f"/api/errors/{corpus.KNOWN_RECORD}", b""),
+        "POST /api/compute": ("POST", "/api/compute", json.dumps(COMPUTE).encode()),
+        "POST /api/match (20 KB)": (
+            "POST",
+            "/api/match",
+            json.dumps({"text": corpus.paste(20_000)}).encode(),
+        ),
+    }
+    # The app logs every call to stderr.
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+        async with app.router.lifespan_context(app):
+            medians = {name: await _median(app, *case, calls) for name, case in cases.items()}
+    trivial = medians["GET /healthz"]
+    print(f"# in-process ASGI calls, uvloop, {calls:,} per endpoint, median wall time")
+    print("| endpoint | median | of `/healthz` |")
+    print("|---|---:|---:|")
+    for name, median in medians.items():
+        print(f"| {name} | {median * 1e3:.3f} ms | {100 * trivial / median:.0f} % |")
+
+
+async def _median(app: Any, method: str, path: str, body: bytes, calls: int) -> float:
+    for _ in range(200):
+        await _call(app, method, path, body)
+    times = []
+    for _ in range(calls):
+        started = time.perf_counter()
+        await _call(app, method, path, body)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+async def _call(app: Any, method: str, path: str, body: bytes) -> None:
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    received = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # the client never leaves
+        raise AssertionError("unreachable")
+
+    statuses = []
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    await app(scope, receive, send)
+    if statuses != [200]:
+        raise SystemExit(f"{method} {path} answered {statuses}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
