@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.records.version_watch import DEFAULT_MAX_AGE_S
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -77,6 +79,13 @@ class Settings(BaseSettings):
         default=30_000,
         ge=0,
         description="PostgreSQL cancels any one statement of a request after this long; 0: never.",
+    )
+    store_version_max_age_s: float = Field(
+        default=DEFAULT_MAX_AGE_S,
+        ge=0,
+        le=60,
+        description="Other workers' writes show within this many seconds; 0: at once, at the "
+        "cost of one query a request.",
     )
 
     @field_validator("seed_paths", mode="before")

@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = make_session_factory(engine)
-    app.state.version_watch = VersionWatch()
+    app.state.version_watch = VersionWatch(settings.store_version_max_age_s)
     forget_after_writes(app.state.session_factory, app.state.version_watch)
     app.state.record_answers = VersionedLRU[bytes](app.state.version_watch, RECORD_ANSWERS)
     app.state.schema_head = head_revision(settings)

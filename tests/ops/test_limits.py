@@ -52,8 +52,10 @@ def test_limits_and_origins_come_from_the_environment(monkeypatch: pytest.Monkey
     monkeypatch.setenv("ERRATA_RATE_LIMIT_PER_SECOND", "2.5")
     monkeypatch.setenv("ERRATA_RATE_LIMIT_BURST", "7")
     monkeypatch.setenv("ERRATA_CORS_ALLOW_ORIGINS", f"{ORIGIN}, https://b.example.org")
+    monkeypatch.setenv("ERRATA_STORE_VERSION_MAX_AGE_S", "0")
     settings = load_settings()
     assert (settings.rate_limit_per_second, settings.rate_limit_burst) == (2.5, 7)
+    assert settings.store_version_max_age_s == 0
     assert settings.cors_allow_origins == [ORIGIN, "https://b.example.org"]
     monkeypatch.delenv("ERRATA_CORS_ALLOW_ORIGINS")
     defaults = load_settings()

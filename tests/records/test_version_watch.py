@@ -116,3 +116,10 @@ def test_remembered_answers_are_bounded() -> None:
     for key in range(3):
         answers.put(1, key, key)
     assert [answers.get(key) for key in range(3)] == [None, 1, 2]
+
+
+def test_a_max_age_of_zero_reads_the_version_every_time() -> None:
+    read = CountingReads()
+    watch = VersionWatch(max_age=0, clock=Clock())
+    assert [watch.current(read) for _ in range(3)] == [7, 7, 7]
+    assert read.reads == 3 and watch.known() is None
