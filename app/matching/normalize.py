@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
+from typing import cast
 
 MAX_PASTE_BYTES = 1 << 20
 # Share of control characters above which a paste is treated as binary, not text.
@@ -154,7 +155,8 @@ def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
         if "*" in raw or "<" in raw or "`" in raw or "&" in raw or "~" in raw:
             cleaned[number] = _clean_line(raw, False, False)
     if None not in cleaned:  # no line was only a code fence
-        return NormalizedPaste(tuple(cleaned), tuple(range(1, len(cleaned) + 1)), original)  # type: ignore[arg-type]
+        lines = cast("list[str]", cleaned)
+        return NormalizedPaste(tuple(lines), tuple(range(1, len(lines) + 1)), original)
     kept = [(line, number) for number, line in enumerate(cleaned, start=1) if line is not None]
     return NormalizedPaste(
         tuple(line for line, _ in kept), tuple(number for _, number in kept), original

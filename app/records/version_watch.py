@@ -1,12 +1,13 @@
 """The store's version as this process last read it, so that most requests need not ask.
 
-Every write moves the store's version counter, and each process keeps caches keyed by it
-(the match index, the record documenting each rule). Reading the counter is one query; a
-request that only matches or computes would otherwise spend more on that query than on
-its own work. The watch re-reads the counter when its reading is older than ``max_age``
-seconds, so a write through another worker is seen within that time, and forgets its
-reading as soon as a write through this process commits, so a process sees its own
-writes at once.
+Every write moves the store's version counter, and each process keeps what it derives from
+the store by that version (the catalog that match and compute read, the answers to
+``GET /api/errors/{id}``). Reading the counter is one query; a request that only matches,
+computes or reads a record would otherwise spend more on that query than on its own work.
+
+The watch re-reads the counter when its reading is older than ``max_age`` seconds, so a
+write through another worker is seen within that time, and forgets its reading as soon as
+a write through this process commits, so a process sees its own writes at once.
 """
 
 from __future__ import annotations
