@@ -53,3 +53,38 @@ def catalog_index() -> PatternIndex:
 
 def fixture_text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
+
+
+# Lines of every kind the traceback grammar knows, and some it must not be fooled by, for
+# property tests that shuffle them.
+_MESSAGE = "Can only transfer integer bytes (shape=[7], dtype=i4)"
+TRACEBACK_LINES = [
+    "Traceback (most recent call last):",
+    '  File "/site-packages/jax/_src/pallas/primitives.py", line 652, in wrap',
+    '    File "nested.py", line 1, in g',
+    "    raise ValueError(",
+    "    output = rule(ctx, *args, **kwargs)",
+    "        deeper source",
+    "    ^^^^^^^^^",
+    "  ~~~^~~~",
+    "",
+    "   ",
+    _MESSAGE,
+    "ValueError: " + _MESSAGE,
+    "jax._src.source_info_util.JaxStackTraceBeforeTransformation: ValueError: " + _MESSAGE,
+    "The above exception was the direct cause of the following exception:",
+    "During handling of the above exception, another exception occurred:",
+    "  The above exception was the direct cause of the following exception:",
+    "--------------------",
+    "  + Exception Group Traceback (most recent call last):",
+    "  | ValueError: x",
+    "  +-+---------------- 1 ----------------",
+    "Cell In[3], line 14",
+    "---> 14 f()",
+    "File ~/x.py:182, in f(x)",
+    "    Traceback (most recent call last):",
+    "> ```",
+    "With context:",
+    "an exception in prose",
+    "log line: 42",
+]

@@ -14,6 +14,8 @@ from app.matching.normalize import (
 )
 from app.matching.tracebacks import read_exceptions
 
+from .catalog import TRACEBACK_LINES
+
 # The module itself: ``app.matching`` exports its ``normalize`` function under that name.
 normalize_module = importlib.import_module("app.matching.normalize")
 MESSAGE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
@@ -123,32 +125,7 @@ def test_normalize_and_read_never_crash(paste: str | bytes) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(
-            [
-                "Traceback (most recent call last):",
-                '  File "x.py", line 3, in f',
-                "    raise ValueError(",
-                "    ^^^^^^^^^",
-                MESSAGE,
-                "jax._src.source_info_util.JaxStackTraceBeforeTransformation: " + MESSAGE,
-                "The above exception was the direct cause of the following exception:",
-                "During handling of the above exception, another exception occurred:",
-                "--------------------",
-                "  + Exception Group Traceback (most recent call last):",
-                "  | ValueError: x",
-                "  +-+---------------- 1 ----------------",
-                "Cell In[3], line 14",
-                "---> 14 f()",
-                "",
-                "> ```",
-                "With context:",
-            ]
-        ),
-        max_size=40,
-    )
-)
+@given(st.lists(st.sampled_from(TRACEBACK_LINES), max_size=40))
 def test_grammar_survives_shuffled_traceback_lines(pasted: list[str]) -> None:
     text = "\n".join(pasted)
     if not text.strip():

@@ -10,7 +10,7 @@ from app.matching import tracebacks
 from app.matching.normalize import normalize
 from app.matching.tracebacks import ExceptionRecord, read_exceptions
 
-from .catalog import PASTES, TRACEBACKS, fixture_text
+from .catalog import PASTES, TRACEBACK_LINES, TRACEBACKS, fixture_text
 
 COPY_INT4 = "Can only transfer integer bytes (shape=[7], dtype=i4)"
 
@@ -195,37 +195,8 @@ def test_older_jax_unfiltered_stack_trace_is_merged() -> None:
     assert record.repeats
 
 
-_TRACEBACK_LINES = [
-    "Traceback (most recent call last):",
-    '  File "/site-packages/jax/_src/pallas/primitives.py", line 652, in wrap',
-    '    File "nested.py", line 1, in g',
-    "    output = rule(ctx, *args, **kwargs)",
-    "        deeper source",
-    "    ^^^^^^^^^",
-    "  ~~~^~~~",
-    "",
-    "   ",
-    COPY_INT4,
-    "ValueError: " + COPY_INT4,
-    "jax._src.source_info_util.JaxStackTraceBeforeTransformation: ValueError: " + COPY_INT4,
-    "The above exception was the direct cause of the following exception:",
-    "During handling of the above exception, another exception occurred:",
-    "  The above exception was the direct cause of the following exception:",
-    "--------------------",
-    "  + Exception Group Traceback (most recent call last):",
-    "  | ValueError: x",
-    "  +-+---------------- 1 ----------------",
-    "Cell In[3], line 14",
-    "---> 14 f()",
-    "File ~/x.py:182, in f(x)",
-    "an exception in prose",
-    "    Traceback (most recent call last):",
-    "log line: 42",
-]
-
-
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(_TRACEBACK_LINES), max_size=40))
+@given(st.lists(st.sampled_from(TRACEBACK_LINES), max_size=40))
 def test_passing_frames_in_bulk_reads_exactly_as_line_by_line(lines: list[str]) -> None:
     assert_bulk_reading_is_exact(lines)
 
