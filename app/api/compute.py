@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.bodies import json_body, parse_json
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
-from app.api.deps import CatalogDep
+from app.api.deps import CatalogDep, get_catalog
 from app.api.offload import cpu_bound, on_loop_unless_engine
 from app.rendering.cards import compute_card
 from app.rendering.negotiation import prefers_markdown
@@ -33,16 +34,19 @@ router = APIRouter(prefix="/api/compute", tags=["compute"])
     response_model=ComputeResponse,
     summary="Verdict and verified fixes for one case",
     responses=MARKDOWN_ANSWER,
+    openapi_extra=json_body(ComputeRequest),
 )
-async def compute(
-    catalog: CatalogDep, request: ComputeRequest, http: Request
-) -> ComputeResponse | Response:
-    result = await on_loop_unless_engine(
-        http, lambda run_engine: ComputeService(catalog, run_engine=run_engine).compute(request)
+async def compute(http: Request) -> Response:
+    """The busiest endpoint reads its body itself and answers with JSON serialized once per
+    case (see ``app/api/bodies.py`` and ``ComputeService.answer``)."""
+    request = parse_json(ComputeRequest, await http.body())
+    catalog = await get_catalog(http)
+    answer = await on_loop_unless_engine(
+        http, lambda run_engine: ComputeService(catalog, run_engine=run_engine).answer(request)
     )
     if prefers_markdown(http.headers.get("accept")):
-        return markdown_response([compute_card(result, links_for(http))])
-    return result
+        return markdown_response([compute_card(answer.response, links_for(http))])
+    return Response(answer.json, media_type="application/json")
 
 
 @router.post("/batch", response_model=BatchResponse, summary="Many cases at once")

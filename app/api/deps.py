@@ -57,7 +57,11 @@ StoreDep = Annotated[RecordStore, Depends(get_store, scope="function")]
 
 async def get_catalog(request: Request) -> Catalog:
     """The process's catalog; reading the version or rebuilding is database work, done in
-    the thread pool, so a request that finds the catalog current needs no thread at all."""
+    the thread pool, so a request that finds the catalog current needs no thread at all.
+
+    The match and compute endpoints call this themselves: on them, FastAPI's resolving of
+    a dependency costs more than the lookup.
+    """
     cache: CatalogCache = request.app.state.catalog
     catalog = cache.ready()
     return catalog if catalog is not None else await run_in_threadpool(cache.current)

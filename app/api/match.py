@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 
+from app.api.bodies import invalid_body
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
-from app.api.deps import CatalogDep
+from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
 from app.errors import InvalidInput
 from app.observability.metrics import count_match
@@ -38,7 +39,6 @@ ON_LOOP_PASTE_BYTES = 64 * 1024
     },
 )
 async def match(
-    catalog: CatalogDep,
     request: Request,
     jax_version: Annotated[str | None, Query(alias="jaxVersion", max_length=40)] = None,
 ) -> MatchResponse | Response:
@@ -50,11 +50,8 @@ async def match(
         else:
             payload = MatchRequest(text=_text(body), jaxVersion=jax_version)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "body"
-        raise InvalidInput(
-            f"{field}: {error['msg']}", errors=[{"field": field, "message": error["msg"]}]
-        ) from None
+        raise invalid_body(exc) from None
+    catalog = await get_catalog(request)
     result = await on_loop_unless_engine(
         request,
         lambda run_engine: MatchService(catalog, run_engine=run_engine).match(payload),

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from cachetools import LRUCache
 from rapidfuzz import fuzz, process, utils
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,6 +31,7 @@ from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 
 SUGGESTIONS = 3
+ANSWERS_KEPT = 1024  # per catalog, a few KB each
 # Rebuilds derive the same patterns again; keep them (a pattern is a few hundred bytes).
 _derived = lru_cache(maxsize=1 << 16)(derive_pattern)
 
@@ -80,6 +83,10 @@ class Catalog:
         self._messages = [info.message for info in live]
         self._ids = [info.id for info in live]
         self.live_records = len(live)
+        # Answers worked out from this catalog (a compute's, by its case), kept with it
+        # because they change with it: the records they name come from it.
+        self.answers: LRUCache[Hashable, Any] = LRUCache(ANSWERS_KEPT)
+        self.answers_lock = threading.Lock()
 
     def similar(self, text: str) -> list[tuple[str, float]]:
         """Live records whose message reads like ``text``, best first, scored 0..1."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, MutableMapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypeVar
 
-from cachetools import LRUCache, cached
+from cachetools import LRUCache, cached, keys
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.alignment import (
@@ -129,6 +130,12 @@ class SweepResponse(BaseModel):
     count: int
 
 
+@dataclass(frozen=True)
+class ComputeAnswer:
+    response: ComputeResponse  # shared by every request that asks the same: not to be changed
+    json: bytes
+
+
 class EngineNeeded(Exception):
     """A case the engine has not answered yet, asked of a service that may not run it."""
 
@@ -167,13 +174,25 @@ class ComputeService:
         return operations[0]
 
     def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
-        operation = self.operation_of(request, field_prefix)
+        return self.answer(request, field_prefix).response
+
+    def answer(self, request: ComputeRequest, field_prefix: str = "") -> ComputeAnswer:
+        """The answer, and its JSON, remembered with the catalog: the same case asked again
+        costs neither the engine nor building and serializing the answer."""
+        case = _case(request, self.operation_of(request, field_prefix))
+        key = keys.hashkey(**case)
+        with self.catalog.answers_lock:
+            known: ComputeAnswer | None = self.catalog.answers.get(key)
+        if known is not None:
+            return known
         result, fixes = _engine(
-            lambda **case: self._recall_or_run(_answer, **case),
-            field_prefix,
-            **_case(request, operation),
+            lambda **case: self._recall_or_run(_answer, **case), field_prefix, **case
         )
-        return self._response(result, fixes)
+        response = self._response(result, fixes)
+        answer = ComputeAnswer(response, response.model_dump_json().encode())
+        with self.catalog.answers_lock:
+            self.catalog.answers[key] = answer
+        return answer
 
     def verdict(
         self, operation: str, shape: tuple[int, ...], dtype: str, jax_version: str | None

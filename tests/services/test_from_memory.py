@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
@@ -50,3 +51,15 @@ def test_a_match_from_memory_waits_for_the_engine_then_answers_the_same(
     assert [found.errorId for found in matched.matches] == ["225d0e9c2ee22311"]
     assert matched.matches[0].fix is not None
     assert MatchService(catalog, run_engine=False).match(request) == matched
+
+
+def test_an_answer_is_kept_with_its_catalog_and_not_past_it(
+    catalog: Catalog, session_factory: sessionmaker[Session]
+) -> None:
+    request = ComputeRequest(operation="copy_gmem_to_smem", shape=[7], dtype="int4")
+    first = ComputeService(catalog).answer(request)
+    assert ComputeService(catalog, run_engine=False).answer(request) is first
+    assert json.loads(first.json) == first.response.model_dump(mode="json")
+    rebuilt = CatalogCache(session_factory, VersionWatch()).current()
+    again = ComputeService(rebuilt, run_engine=False).answer(request)
+    assert again is not first and again.json == first.json

@@ -1,0 +1,39 @@
+"""JSON request bodies read by the endpoint itself, with pydantic's own JSON parser.
+
+A FastAPI body parameter parses with the standard library's ``json`` and then validates the
+Python objects, which on the busiest endpoints costs more than their own work. Errors are
+raised as FastAPI's, so that they read like every other validation problem.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def parse_json(model: type[Model], body: bytes) -> Model:
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        raise invalid_body(exc) from None
+
+
+def invalid_body(exc: ValidationError) -> RequestValidationError:
+    """A body's validation errors as FastAPI raises them."""
+    return RequestValidationError(
+        [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+    )
+
+
+def json_body(model: type[BaseModel]) -> dict[str, object]:
+    """The OpenAPI ``requestBody`` of an endpoint that reads a ``model`` itself."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": model.model_json_schema()}},
+        }
+    }
