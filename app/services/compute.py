@@ -186,7 +186,7 @@ class ComputeService:
         if known is not None:
             return known
         result, fixes = _engine(
-            lambda **case: self._recall_or_run(_answer, **case), field_prefix, **case
+            lambda **arguments: self._recall_or_run(_answer, **arguments), field_prefix, **case
         )
         response = self._response(result, fixes)
         answer = ComputeAnswer(response, response.model_dump_json().encode())
