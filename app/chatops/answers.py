@@ -43,7 +43,7 @@ class Reply:
 
 
 class Answerer:
-    """Answers chat commands from the store, the match index and the engine."""
+    """Answers chat commands from the store, the catalog and the engine."""
 
     def __init__(self, store: RecordStore, catalog: Catalog, links: Links) -> None:
         self.store = store

@@ -74,7 +74,7 @@ class AnnotationRow(Base):
 
 class StoreState(Base):
     """A single row whose version goes up with every write, so each worker can tell
-    cheaply whether its in-memory match index is stale."""
+    cheaply whether its in-memory catalog is stale."""
 
     __tablename__ = "store_state"
 

@@ -87,7 +87,7 @@ def match_cards(
 ) -> list[Card]:
     """A card per matched error; without one, the exceptions seen and the closest records.
 
-    ``known`` is the match index's view of the records, for their messages.
+    ``known`` is the catalog's view of the records, for their messages.
     """
     if response.matches:
         return [_match_card(match, known.get(match.errorId), links) for match in response.matches]
