@@ -28,7 +28,8 @@
 #
 # Settings (environment): DURATION (10s), CONNECTIONS (16), THREADS (1), BACKENDS
 # ("sqlite postgresql"), WORKERS ("1 2"), POSTGRES_ADMIN_URL
-# (postgresql+psycopg://postgres@127.0.0.1:5432/postgres), PORT (8731), PYTHON (.venv/bin/python).
+# (postgresql+psycopg://postgres@127.0.0.1:5432/postgres), PORT (8731), PYTHON (.venv/bin/python),
+# KEEP_SCRATCH (set: keep the server's log and wrk's output, and say where).
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
