@@ -40,7 +40,11 @@ async def on_loop_unless_engine(
     request: Request, work: Callable[[bool], T], *, on_loop: bool = True
 ) -> T:
     """``work(run_engine)`` on the loop with ``run_engine=False``; when that raises
-    ``EngineNeeded``, or when ``on_loop`` is false, ``work(True)`` in a worker thread."""
+    ``EngineNeeded``, or when ``on_loop`` is false, ``work(True)`` in a worker thread.
+
+    A retried match is read twice, which costs less than the engine's run that follows it,
+    and happens once per new case: the engine's answer is then remembered.
+    """
     if on_loop:
         try:
             return work(False)
