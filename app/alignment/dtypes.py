@@ -27,11 +27,6 @@ class DType:
     kind: str  # "bool", "int", "uint", "float" or "complex"
 
     @property
-    def nbytes(self) -> float:
-        """Bytes per element; fractional for sub-byte dtypes."""
-        return self.bits / 8
-
-    @property
     def jnp_name(self) -> str:
         """The ``jax.numpy`` attribute for this dtype (``bool`` is ``jnp.bool_``)."""
         return "bool_" if self.name == "bool" else self.name

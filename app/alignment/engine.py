@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from .dtypes import DType, parse_dtype
 from .errors import AlignmentInputError
-from .operations import OPERATIONS, Operation, case_quantities, evaluate
+from .operations import OPERATIONS, Operation, case_quantities, evaluate, one_shape
+from .rules import Quantities
 from .shapes import Dims, ShapeSpec, as_shape_spec
 from .versions import Version, parse_version, render_version
 
@@ -100,14 +99,18 @@ def resolve(
 
 def violations_of(case: Case) -> tuple[Violation, ...]:
     """Every check the case fails, rendered as that JAX version renders it."""
-    dims = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
     found = []
-    for step, failing in evaluate(case.operation, dims, case.dtype, case.target, case.version):
+    # The quantities depend only on which dtype a step measures: at most two to work out.
+    by_subject: dict[bool, Quantities] = {}
+    batch = one_shape(case.dims)
+    for step, failing in evaluate(case.operation, batch, case.dtype, case.target, case.version):
         if not failing[0]:
             continue
-        quantities = case_quantities(
-            case.operation, case.dims, case.dtype, case.target, step.on_target
-        )
+        quantities = by_subject.get(step.on_target)
+        if quantities is None:
+            quantities = by_subject[step.on_target] = case_quantities(
+                case.operation, case.dims, case.dtype, case.target, step.on_target
+            )
         rule, wording = step.rule, step.rule.wording(case.version)
         found.append(
             Violation(

@@ -20,7 +20,7 @@ import numpy as np
 
 from .dtypes import DTYPES, DType
 from .engine import Case, DTypeLike, ShapeLike, check_case, resolve
-from .operations import passes
+from .operations import one_shape, passes
 from .rules import TMA_MAX_BOX
 from .shapes import MAX_DIM, MAX_ELEMENTS, Dims, render_tuple
 from .snippets import code_line, validation
@@ -179,9 +179,9 @@ def _promotions(case: Case) -> list[_Candidate]:
     if case.operation.needs_target:  # a bitcast's buffer is bytes by construction
         return []
     found = []
+    same_shape = one_shape(case.dims)
     for name in PROMOTIONS.get(case.dtype.name, ()):
         wider = DTYPES[name]
-        same_shape = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
         if _passes(case, same_shape, wider, case.target)[0]:
             options = [_Candidate("promote", None, case.dims, wider, case.target, "")]
         else:
@@ -206,7 +206,7 @@ def _views(case: Case, limit: int = 3) -> list[_Candidate]:
         for dtype in DTYPES.values()
         if dtype.name != wanted.name and dtype.mlir != case.dtype.mlir
     ]
-    batch = np.array([case.dims], dtype=np.int64).reshape(1, len(case.dims))
+    batch = one_shape(case.dims)
     fitting = [dtype for dtype in others if _passes(case, batch, case.dtype, dtype)[0]]
     fitting.sort(key=lambda d: (abs(d.bits - wanted.bits), d.kind != wanted.kind, d.name))
     return [
@@ -229,7 +229,7 @@ def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
         return []
     found: list[Dims] = []
     flat = (elements,)
-    if flat != case.dims and _passes(case, np.array([flat]), dtype, case.target)[0]:
+    if flat != case.dims and _passes(case, one_shape(flat), dtype, case.target)[0]:
         found.append(flat)
     # The best block holds every element: the first passing one of those, in _blocks order.
     roomy = _blocks()[int(np.searchsorted(_block_sizes(), elements)) :]
@@ -308,7 +308,7 @@ def suggest_fixes(
 ) -> list[Fix]:
     """Up to ``limit`` verified fixes, fewest added bytes first; [] when nothing fails."""
     case = resolve(operation, shape, dtype, target_dtype, jax_version)
-    if check_case(case).ok:
+    if _passes(case, one_shape(case.dims), case.dtype, case.target)[0]:
         return []
     fixes: list[Fix] = []
     for candidate in _candidates(case):

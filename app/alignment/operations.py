@@ -281,13 +281,17 @@ def passes(
     return passing
 
 
+def one_shape(dims: Dims) -> np.ndarray:
+    """A batch holding one shape (the reshape keeps a rank-0 shape a row of its own)."""
+    return np.array([dims], dtype=np.int64).reshape(1, len(dims))
+
+
 def case_quantities(
     operation: Operation, dims: Dims, dtype: DType, target: DType | None, on_target: bool
 ) -> Quantities:
     """Quantities of one case as Python values, plus the texts messages render."""
     subject = target if on_target and target is not None else dtype
-    batch = np.array([dims], dtype=np.int64).reshape(1, len(dims))
-    measured = measure(batch, subject, target, operation.smem)
+    measured = measure(one_shape(dims), subject, target, operation.smem)
     scalar: dict[str, Any] = {key: _first(value) for key, value in measured.items()}
     zero_axes = [axis for axis, dim in enumerate(dims) if dim == 0]
     scalar.update(

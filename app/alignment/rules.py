@@ -80,10 +80,6 @@ class Rule:
         """The exception class in the newest wording."""
         return self.wordings[-1].error_class
 
-    @property
-    def template(self) -> str:
-        return self.wordings[-1].template
-
     def exists_in(self, version: Version) -> bool:
         return self.since <= version
 

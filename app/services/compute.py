@@ -273,21 +273,15 @@ def _answer(
     limit: int,
 ) -> tuple[CheckResult, tuple[Fix, ...]]:
     """The engine's verdict and up to ``limit`` fixes (none when it passes) for one case."""
-    args: dict[str, Any] = {
+    case: dict[str, Any] = {
         "operation": operation,
-        "shape": shape if isinstance(shape, str) else list(shape),
+        "shape": shape,
         "dtype": dtype,
         "target_dtype": target_dtype,
         "jax_version": jax_version,
     }
-    result = cached_check(
-        operation=operation,
-        shape=shape,
-        dtype=dtype,
-        target_dtype=target_dtype,
-        jax_version=jax_version,
-    )
-    fixes = tuple(suggest_fixes(limit=limit, **args)) if not result.ok and limit else ()
+    result = cached_check(**case)
+    fixes = tuple(suggest_fixes(limit=limit, **case)) if not result.ok and limit else ()
     return result, fixes
 
 
@@ -301,13 +295,7 @@ def cached_check(
     jax_version: str | None,
 ) -> CheckResult:
     """``check``, remembered: the same case always gets the same verdict."""
-    return check(
-        operation,
-        shape if isinstance(shape, str) else list(shape),
-        dtype,
-        target_dtype,
-        jax_version,
-    )
+    return check(operation, shape, dtype, target_dtype, jax_version)
 
 
 def _fix(fix: Fix) -> FixOut:

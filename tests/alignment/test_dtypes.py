@@ -26,7 +26,6 @@ def test_sub_byte_widths() -> None:
     assert DTYPES["float4_e2m1fn"].bits == 4
     assert DTYPES["float6_e2m3fn"].bits == 6
     assert DTYPES["complex64"].bits == 64
-    assert DTYPES["int4"].nbytes == 0.5
 
 
 @pytest.mark.parametrize(
