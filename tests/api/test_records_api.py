@@ -165,7 +165,8 @@ def test_writes_need_a_valid_bearer_token(client: httpx.Client) -> None:
 
 
 def test_put_creates_updates_and_retires(curator: httpx.Client, client: httpx.Client) -> None:
-    record = new_record(futureField={"kept": [1, 2.5, None]})
+    repo = f"example/{uuid.uuid4().hex}"  # this record's alone, so the listing is exact
+    record = new_record(futureField={"kept": [1, 2.5, None]}, repo=repo)
     url = f"/api/errors/{record['id']}"
     created = curator.put(url, json={"record": record, "datasetVersion": "2026-09-01T00:00:00Z"})
     assert created.status_code == 201
@@ -177,8 +178,10 @@ def test_put_creates_updates_and_retires(curator: httpx.Client, client: httpx.Cl
     retired = curator.put(url, json={"record": {**served["record"], "retired": True}})
     assert retired.status_code == 200
     assert client.get(url).json()["record"]["retired"] is True
-    listed = client.get("/api/errors", params={"repo": "example/repo", "limit": 200}).json()
-    assert record["id"] not in {item["id"] for item in listed["items"]}
+    listed = client.get("/api/errors", params={"repo": repo}).json()
+    assert listed["items"] == [] and listed["total"] == 0
+    everything = client.get("/api/errors", params={"repo": repo, "includeRetired": True}).json()
+    assert [item["id"] for item in everything["items"]] == [record["id"]]
 
 
 def test_put_rejects_a_mismatched_id_and_wrong_types(curator: httpx.Client) -> None:

@@ -338,13 +338,12 @@ def test_code_rejects_the_before_and_accepts_the_after(
 
 
 @pytest.mark.parametrize(
-    ("rule", "pattern", "example"), [pytest.param(*case, id=case[0]) for case in documented_rules()]
+    ("rule", "pattern", "example"),
+    [pytest.param(*case, id=case[0]) for case in documented_rules() if case[2] is not None],
 )
 def test_example_is_well_formed_and_matched(
-    rule: str, pattern: str, example: dict[str, Any] | None
+    rule: str, pattern: str, example: dict[str, Any]
 ) -> None:
-    if example is None:
-        return
     assert set(example) == {"operation", "before", "after", "message"}
     for side in ("before", "after"):
         assert set(example[side]) == {"shape", "dtype", "targetDtype"}
