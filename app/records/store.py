@@ -100,10 +100,6 @@ class RecordStore:
             return self._read_version()
         return self.versions.current(self._read_version)
 
-    def known_version(self) -> int | None:
-        """The version when the watch knows it without a query, else ``None``."""
-        return self.versions.known() if self.versions is not None else None
-
     def _read_version(self) -> int:
         return self.session.scalar(_VERSION) or 0
 

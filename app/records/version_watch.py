@@ -93,9 +93,12 @@ class VersionedLRU(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> T | None:
+        """The answer at the version the watch knows, without a query; else ``None``."""
         version = self._versions.known()
-        if version is None:
-            return None
+        return None if version is None else self.get_at(version, key)
+
+    def get_at(self, version: int, key: Hashable) -> T | None:
+        """The answer at ``version``: for a caller that has just read the version."""
         with self._lock:
             return self._answers.get((version, key))
 

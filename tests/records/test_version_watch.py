@@ -97,6 +97,8 @@ def test_remembered_answers_are_served_only_at_their_version() -> None:
     answers = VersionedLRU[str](watch, maxsize=8)
     answers.put(7, "a", "answer at 7")
     assert answers.get("a") is None  # the watch has not read the version yet
+    assert answers.get_at(7, "a") == "answer at 7"  # for a caller that just read it
+    assert answers.get_at(8, "a") is None
     watch.current(read)
     assert answers.get("a") == "answer at 7"
     assert answers.get("b") is None
