@@ -20,9 +20,9 @@ import numpy as np
 
 from .dtypes import DTYPES, DType
 from .engine import Case, DTypeLike, ShapeLike, check_case, resolve
-from .operations import one_shape, passes
+from .operations import one_shape, passes, vary_axis
 from .rules import TMA_MAX_BOX
-from .shapes import MAX_DIM, MAX_ELEMENTS, Dims, render_tuple
+from .shapes import Dims, largest_size, render_tuple
 from .snippets import code_line, validation
 
 SEARCH_WINDOW = 8192
@@ -132,15 +132,11 @@ def smallest_passing_size(
     case: Case, dims: Dims, axis: int, dtype: DType, start: int
 ) -> int | None:
     """The smallest size >= start for ``axis`` that passes every check, if any nearby."""
-    others = math.prod(dims[:axis] + dims[axis + 1 :])
-    highest = MAX_DIM if others == 0 else min(MAX_DIM, MAX_ELEMENTS // others)
-    stop = min(start + SEARCH_WINDOW, highest + 1)
+    stop = min(start + SEARCH_WINDOW, largest_size(dims[:axis] + dims[axis + 1 :]) + 1)
     if stop <= start:
         return None
     sizes = np.arange(start, stop, dtype=np.int64)
-    batch = np.repeat(np.array([dims], dtype=np.int64), len(sizes), axis=0)
-    batch[:, axis] = sizes
-    first = _first_passing(case, batch, dtype, case.target)
+    first = _first_passing(case, vary_axis(dims, axis, sizes), dtype, case.target)
     return int(sizes[first]) if first is not None else None
 
 

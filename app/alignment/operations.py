@@ -281,6 +281,13 @@ def passes(
     return passing
 
 
+def vary_axis(dims: Dims, axis: int, sizes: np.ndarray) -> np.ndarray:
+    """A batch of ``dims`` with ``axis`` taking each of ``sizes`` in turn."""
+    batch = np.repeat(np.array([dims], dtype=np.int64), len(sizes), axis=0)
+    batch[:, axis] = sizes
+    return batch
+
+
 def one_shape(dims: Dims) -> np.ndarray:
     """A batch holding one shape (the reshape keeps a rank-0 shape a row of its own)."""
     return np.array([dims], dtype=np.int64).reshape(1, len(dims))

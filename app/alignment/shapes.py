@@ -24,6 +24,13 @@ MAX_RANK = 8
 MAX_DIM = 2**31
 MAX_ELEMENTS = 2**48
 
+
+def largest_size(other_dims: Sequence[int]) -> int:
+    """The largest size one dimension may take beside ``other_dims`` within the limits."""
+    others = math.prod(other_dims)
+    return MAX_DIM if others == 0 else min(MAX_DIM, MAX_ELEMENTS // others)
+
+
 Dims = tuple[int, ...]
 
 SMEM = "smem"

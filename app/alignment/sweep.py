@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from .engine import DTypeLike, resolve
 from .errors import AlignmentInputError
-from .operations import passes
-from .shapes import MAX_DIM, MAX_ELEMENTS, validate_dims
+from .operations import passes, vary_axis
+from .shapes import largest_size, validate_dims
 
 MAX_SWEEP = 10**6  # sizes evaluated per call: a few MB of int64, well under a second
 
@@ -40,7 +39,7 @@ def sweep(
         raise AlignmentInputError(
             "stop", f"a sweep covers at most {MAX_SWEEP} sizes, got {stop - start}"
         )
-    largest = MAX_DIM if math.prod(others) == 0 else min(MAX_DIM, MAX_ELEMENTS // math.prod(others))
+    largest = largest_size(others)
     if stop - 1 > largest:
         raise AlignmentInputError(
             "stop", f"sizes above {largest} exceed the shape limits with other dims {others}"
@@ -49,6 +48,5 @@ def sweep(
     placeholder = (*others[:position], start, *others[position:])
     case = resolve(operation, placeholder, dtype, target_dtype, jax_version)
     sizes = np.arange(start, stop, dtype=np.int64)
-    batch = np.repeat(np.array([placeholder], dtype=np.int64), len(sizes), axis=0)
-    batch[:, position] = sizes
+    batch = vary_axis(placeholder, position, sizes)
     return sizes[passes(case.operation, batch, case.dtype, case.target, case.version)]
