@@ -32,7 +32,6 @@ TRACEBACKS = REPO_ROOT / "tests" / "fixtures" / "tracebacks"
 
 # The one known error inside every paste, and the seed record that describes it.
 KNOWN_RECORD = "225d0e9c2ee22311"
-KNOWN_MESSAGE = "Can only transfer integer bytes (shape=[7], dtype=i4)"
 SYNTHETIC_TAG = "synthetic"  # on every generated record document
 KNOWN_TRACEBACK = TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"
 
@@ -119,9 +118,6 @@ FRAMES = (
     "{N} of {O} must stay {A} across the {M}: {num_steps} steps, {stride} stride",
     "Encountered a {A} {N} during {O}; {V} it to a {B} {M} first",
 )  # fmt: skip
-_PLACEHOLDER_VALUES = {
-    "shape": "[3, 5]", "dtype": "f32", "number": "96", "memref": "memref<8xi4>", "text": "x",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -190,18 +186,19 @@ def entries(count: int, seed: int = 0) -> list[PatternEntry]:
 
 
 def record_documents(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """Whole record documents (seed-sized: message, docs, code, solutions) for a database."""
+    """Whole record documents (seed-sized: message, docs, code, solutions) for a database.
+
+    They carry no ``slug`` or ``messagePattern``: the importer derives both, as it does for
+    any record without them.
+    """
     rng = random.Random(seed + 1)
     for template in templates(count, seed):
-        slug = re.sub(r"[^a-z0-9]+", "-", template.template.lower()).strip("-")[:48]
         noun, verb = rng.choice(NOUNS), rng.choice(VERBS)
         yield {
             "id": template.record_id,
             "repo": "jax-ml/jax",
-            "slug": slug,
             "errorCode": None,
             "errorMessage": template.template,
-            "messagePattern": derive_pattern(template.template),
             "errorType": "exception",
             "errorClass": template.error_class,
             "severity": "error",

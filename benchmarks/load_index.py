@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import resource
 import sys
 import tempfile
 import time
@@ -44,7 +43,7 @@ from app.records.models import RecordRow, RecordTag
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
 from app.services.catalog import load_catalog
-from benchmarks import corpus
+from benchmarks import corpus, memory
 
 CHUNK = 5_000
 
@@ -74,14 +73,14 @@ def run(url: str, count: int) -> int:
         total = db.scalar(select(func.count()).select_from(RecordRow)) or 0
     print(f"# {engine.dialect.name}, {total:,} records", flush=True)
 
-    rss_before = _rss_mb()
+    rss_before = memory.rss_mb()
     with factory() as db:
         started = time.perf_counter()
         store = RecordStore(db)
         catalog = load_catalog(store, store.version())
         first = time.perf_counter() - started
     gc.collect()
-    rss_after = _rss_mb()
+    rss_after = memory.rss_mb()
     rebuilds = []
     for _ in range(2):
         with factory() as db:
@@ -101,7 +100,7 @@ def run(url: str, count: int) -> int:
     print(f"  of which index build: {build:.2f} s (patterns already analysed)")
     print(f"  reading rows, rest:   {min(rebuilds) - build:.2f} s")
     print(f"RSS: {rss_before:.0f} MB before, {rss_after:.0f} MB with the index", end="")
-    print(f" (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
+    print(f" (peak {memory.peak_mb():.0f} MB)")
     engine.dispose()
     return 0
 
@@ -124,13 +123,6 @@ def fill(factory, count: int) -> None:  # type: ignore[no-untyped-def]
         print(f"  filled {added:,} / {count:,} ({time.perf_counter() - started:.0f} s)", end="\r")
     if added > have:
         print()
-
-
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 if __name__ == "__main__":

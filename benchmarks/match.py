@@ -30,7 +30,6 @@ import argparse
 import gc
 import json
 import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.matching import Hit, MatchReport, PatternIndex, match_paste
-from benchmarks import corpus
+from benchmarks import corpus, memory
 
 RECORD_COUNTS = (4, 1_000, 10_000, 100_000)
 PASTE_KB = (2, 20, 200)
@@ -126,7 +125,7 @@ def measure(count: int, paste_kb: Sequence[int], runs: int, budget: float) -> Ca
     """Build one catalog's index and measure every paste size against it (child process)."""
     entries = corpus.entries(count)
     gc.collect()
-    rss_before = _rss_mb()
+    rss_before = memory.rss_mb()
     started = time.perf_counter()
     index = PatternIndex.build(entries)
     build_s = time.perf_counter() - started
@@ -136,8 +135,8 @@ def measure(count: int, paste_kb: Sequence[int], runs: int, budget: float) -> Ca
         patterns=len(index),
         build_s=build_s,
         rss_before_mb=rss_before,
-        rss_after_mb=_rss_mb(),
-        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        rss_after_mb=memory.rss_mb(),
+        peak_mb=memory.peak_mb(),
         naive_compile_s=0.0,
     )
     started = time.perf_counter()
@@ -346,13 +345,6 @@ def _percentile(values: Sequence[float], percent: float) -> float:
     ordered = sorted(values)
     position = min(len(ordered) - 1, max(0, round(percent / 100 * len(ordered)) - 1))
     return ordered[position]
-
-
-def _rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _machine() -> str:
