@@ -14,6 +14,7 @@ Root causes come first.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,16 +114,23 @@ def match_paste(
     paste = normalize(text)
     reading = read_exceptions(paste.lines)
     records = reading.exceptions
-    candidates = _in_messages(records, index)
-    explained = {c.error for c in candidates if c.explains_all}
-    candidates += _in_cut_messages(records, index, explained)
-    claimed = {n for r in records for n in (*r.message_line_numbers, *r.repeats)}
+    # Every line of every printing of a message belongs to its exception, not to the loose
+    # lines; the loose lines therefore do not depend on what the messages match.
+    claimed = {n for r in records for n in (*r.message_line_numbers, *r.repeated_lines)}
     loose = [
         n
         for n, line in enumerate(paste.lines)
         if n not in claimed and n not in reading.structure and line.strip()
     ]
-    candidates += _in_loose_lines(paste.lines, loose, index)
+    joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
+    texts, owners = _message_texts(records, joined)
+    # One search over the messages and the loose lines; hits come ordered by text.
+    hits = index.search([*texts, *(paste.lines[n] for n in loose)])
+    split = bisect.bisect_left(hits, len(texts), key=lambda hit: hit.text)
+    candidates = _in_messages(records, texts, owners, hits[:split])
+    explained = {c.error for c in candidates if c.explains_all}
+    candidates += _in_cut_messages(records, joined, index, explained)
+    candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index)
 
     matches = _best_per_error(candidates, index, paste, _version(jax_version))
     found = tuple(_found(record, paste) for record in records)
@@ -131,8 +139,11 @@ def match_paste(
     return MatchReport(matches, found, unmatched)
 
 
-def _in_messages(records: Sequence[ExceptionRecord], index: PatternIndex) -> list[_Candidate]:
-    """Each message line, and each multi-line message joined (a wrapped long line)."""
+def _message_texts(
+    records: Sequence[ExceptionRecord], joined: Sequence[str]
+) -> tuple[list[str], list[tuple[int, int | None]]]:
+    """Each message line, and each multi-line message joined (a wrapped long line), with
+    the record and line each came from (``None``: the joined message)."""
     texts: list[str] = []
     owners: list[tuple[int, int | None]] = []
     for number, record in enumerate(records):
@@ -141,10 +152,20 @@ def _in_messages(records: Sequence[ExceptionRecord], index: PatternIndex) -> lis
                 texts.append(text)
                 owners.append((number, line))
         if len(record.message_lines) > 1:
-            texts.append(" ".join(part.strip() for part in record.message_lines))
+            texts.append(joined[number])
             owners.append((number, None))
+    return texts, owners
+
+
+def _in_messages(
+    records: Sequence[ExceptionRecord],
+    texts: Sequence[str],
+    owners: Sequence[tuple[int, int | None]],
+    hits: Sequence[Hit],
+) -> list[_Candidate]:
+    """The hits in the message texts of ``_message_texts``."""
     candidates = []
-    for hit in index.search(texts):
+    for hit in hits:
         number, found_on = owners[hit.text]
         record = records[number]
         share = min(1.0, (hit.end - hit.start) / len(texts[hit.text].strip()))
@@ -158,14 +179,17 @@ def _in_messages(records: Sequence[ExceptionRecord], index: PatternIndex) -> lis
 
 
 def _in_cut_messages(
-    records: Sequence[ExceptionRecord], index: PatternIndex, explained: set[tuple[str, int]]
+    records: Sequence[ExceptionRecord],
+    joined: Sequence[str],
+    index: PatternIndex,
+    explained: set[tuple[str, int]],
 ) -> list[_Candidate]:
     """Exceptions that no pattern explains in full, tried as messages cut off part-way."""
     candidates = []
     for number, record in enumerate(records):
         if ("exception", number) in explained:
             continue
-        message = " ".join(part.strip() for part in record.message_lines)
+        message = joined[number]
         for hit in index.search_truncated(message):
             score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
             candidates.append(
@@ -182,11 +206,13 @@ def _location(record: ExceptionRecord | None) -> float:
 
 
 def _in_loose_lines(
-    lines: Sequence[str], loose: Sequence[int], index: PatternIndex
+    lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: PatternIndex
 ) -> list[_Candidate]:
+    """The hits in the loose lines (text ``first`` is ``loose[0]``), then those lines cut
+    off part-way."""
     candidates = []
-    for hit in index.search([lines[n] for n in loose]):
-        line = loose[hit.text]
+    for hit in hits:
+        line = loose[hit.text - first]
         candidates.append(_Candidate(("line", line), hit, line, None, lines[line], LOOSE_LINE))
     found = {c.line for c in candidates}
     for line in loose:

@@ -85,6 +85,7 @@ class ExceptionRecord:
     link: str | None  # how this one follows the previous: "cause" or "context"
     wrapped_by: tuple[str, ...] = ()
     repeats: tuple[int, ...] = ()  # other lines where the same exception was printed
+    repeated_lines: tuple[int, ...] = ()  # every message line of those other printings
     in_traceback: bool = False
     notes: tuple[str, ...] = ()
     truncated: bool = False
@@ -216,8 +217,7 @@ class _Reader:
         self.header_indent = indent
 
     def _in_frames(self, text: str) -> None:
-        indent = len(text) - len(text.lstrip(" "))
-        if indent > self.header_indent or not text.strip() or _SOURCE.match(text):
+        if _indent(text) > self.header_indent or not text.strip() or _SOURCE.match(text):
             return  # source lines, carets, and IPython's blank lines between frames
         found = _EXCEPTION_LINE.fullmatch(text.strip())
         self.in_frames = False
@@ -238,9 +238,9 @@ class _Reader:
             cls, first = inner["cls"], inner["msg"] or ""
         message, numbers = self._message(first, line)
         notes = self._notes()
-        truncated = find_truncation(message[-1]) is not None
-        if truncated:
-            message[-1] = TRUNCATION.sub("", message[-1])
+        cut = find_truncation(message[-1])
+        if cut is not None:
+            message[-1] = message[-1][: cut.start()]
         self.found.append(
             ExceptionRecord(
                 qualified_class=cls,
@@ -253,7 +253,7 @@ class _Reader:
                 wrapped_by=wrapped_by,
                 in_traceback=in_traceback,
                 notes=tuple(notes),
-                truncated=truncated,
+                truncated=cut is not None,
             )
         )
         self.link = None
@@ -351,6 +351,7 @@ def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
         merged[seen[key]] = replace(
             record,
             repeats=(*first.repeats, first.line),
+            repeated_lines=(*first.repeated_lines, *first.message_line_numbers),
             wrapped_by=first.wrapped_by + record.wrapped_by,
             link=first.link,
             in_traceback=first.in_traceback or record.in_traceback,

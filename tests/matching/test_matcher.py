@@ -312,3 +312,42 @@ def test_root_cause_comes_first() -> None:
     assert report.root is report.matches[0]
     assert report.root is not None and report.root.chain_position == 0
     assert report.exceptions[1].is_wrapper
+
+
+# A multi-line message that JAX announces, then prints again at the end of the lowering
+# traceback. Its second line alone fits a narrower pattern.
+_ANNOUNCED_TWICE = (
+    "Traceback (most recent call last):\n"
+    '  File "repro.py", line 3, in <module>\n'
+    "    copy_gmem_to_smem(x, smem)\n"
+    "jax._src.source_info_util.JaxStackTraceBeforeTransformation: ValueError: Lowering failed:\n"
+    "the copy of 7 int4 elements is not aligned\n"
+    "\n"
+    "The preceding stack trace is the source of the JAX operation that, once transformed by "
+    "JAX, triggered the following exception.\n"
+    "\n"
+    "--------------------\n"
+    "\n"
+    "The above exception was the direct cause of the following exception:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    '  File "lowering.py", line 820, in _copy_gmem_to_smem_lowering\n'
+    "    raise ValueError(\n"
+    "ValueError: Lowering failed:\n"
+    "the copy of 7 int4 elements is not aligned\n"
+)
+
+
+def test_every_line_of_an_earlier_printing_belongs_to_its_exception() -> None:
+    index = PatternIndex.build(
+        [
+            PatternEntry("whole", r"Lowering failed: the copy of (?P<n>\d+) int4 elements"),
+            PatternEntry("part", r"elements is not aligned"),
+        ]
+    )
+    report = match_paste(_ANNOUNCED_TWICE, index)
+    match = only_match(report)  # not also "part", from the announcement's second line
+    assert (match.record_id, match.chain_position, match.line_number) == ("whole", 0, 16)
+    assert match.alternatives == ("part",)
+    [found] = report.exceptions
+    assert found.repeated_at == (4,)

@@ -216,3 +216,21 @@ def assert_bulk_reading_is_exact(lines: list[str]) -> None:
         patch.setattr(tracebacks._Reader, "_pass_frames", lambda _reader: None)
         one_by_one = read_exceptions(lines)
     assert bulk == one_by_one
+
+
+def test_error_printed_twice_keeps_every_line_of_its_first_printing() -> None:
+    [record] = read(
+        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: ValueError: first line\n"
+        "second line\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "a.py", line 1, in <module>\n'
+        "ValueError: first line\n"
+        "second line\n"
+    )
+    assert record.wrapped_by == ("JaxStackTraceBeforeTransformation",)
+    assert record.message_line_numbers == (7, 8)
+    assert record.repeats == (0,)
+    assert record.repeated_lines == (0, 1)
