@@ -45,3 +45,8 @@ class Forbidden(ProblemError):
 class ServiceUnavailable(ProblemError):
     status = 503
     title = "Service unavailable"
+
+
+def invalid_field(field: str, message: str) -> InvalidInput:
+    """A 422 naming the request field at fault."""
+    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message}])

@@ -36,12 +36,20 @@ ANSWERS_KEPT = 1024  # per catalog, a few KB each
 _derived = lru_cache(maxsize=1 << 16)(derive_pattern)
 
 
+def _operations_by_rule() -> dict[str, tuple[str, ...]]:
+    """Each rule's operations (those with a step checking it), in ``OPERATIONS`` order."""
+    found: dict[str, list[str]] = {}
+    for name, operation in OPERATIONS.items():
+        for rule_id in dict.fromkeys(step.rule.id for step in operation.steps):
+            found.setdefault(rule_id, []).append(name)
+    return {rule_id: tuple(names) for rule_id, names in found.items()}
+
+
+_OPERATIONS_BY_RULE = _operations_by_rule()
+
+
 def operations_for_rule(rule_id: str) -> list[str]:
-    return [
-        name
-        for name, operation in OPERATIONS.items()
-        if any(step.rule.id == rule_id for step in operation.steps)
-    ]
+    return list(_OPERATIONS_BY_RULE.get(rule_id, ()))
 
 
 def record_operations(

@@ -26,7 +26,8 @@ from app.alignment import (
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
-from app.errors import InvalidInput, NotFound
+from app.errors import NotFound
+from app.errors import invalid_field as _invalid
 from app.services.catalog import Catalog, operations_for_rule
 
 T = TypeVar("T")
@@ -310,10 +311,6 @@ def _fix(fix: Fix) -> FixOut:
         description=fix.description,
         code=CodeOut(before=fix.code.before, after=fix.code.after, validation=fix.validation),
     )
-
-
-def _invalid(field: str, message: str) -> InvalidInput:
-    return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message}])
 
 
 def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from app.alignment import AlignmentInputError
-from app.errors import InvalidInput, PayloadTooLarge
+from app.errors import PayloadTooLarge, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
@@ -101,9 +101,7 @@ class MatchService:
         except PasteTooLarge as exc:
             raise PayloadTooLarge(f"text: {exc}") from None
         except UnreadablePaste as exc:
-            raise InvalidInput(
-                f"text: {exc}", errors=[{"field": "text", "message": str(exc)}]
-            ) from None
+            raise invalid_field("text", str(exc)) from None
         matches = [self._match(match, request) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         return MatchResponse(
