@@ -26,8 +26,7 @@ from app.alignment import (
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
-from app.errors import NotFound
-from app.errors import invalid_field as _invalid
+from app.errors import NotFound, invalid_field
 from app.services.catalog import Catalog, operations_for_rule
 
 T = TypeVar("T")
@@ -159,17 +158,17 @@ class ComputeService:
             if record is None:
                 raise NotFound(f"No error record with id {request.errorId!r}.")
             if not record.operations:
-                raise _invalid(
+                raise invalid_field(
                     f"{field_prefix}errorId",
                     f"record {record.id!r} names no operation to compute",
                 )
             return record.operations[0]
         assert request.rule is not None
         if request.rule not in RULES:
-            raise _invalid(f"{field_prefix}rule", f"unknown rule {request.rule!r}")
+            raise invalid_field(f"{field_prefix}rule", f"unknown rule {request.rule!r}")
         operations = operations_for_rule(request.rule)
         if not operations:
-            raise _invalid(
+            raise invalid_field(
                 f"{field_prefix}rule", f"rule {request.rule} belongs to no modelled operation"
             )
         return operations[0]
@@ -319,7 +318,7 @@ def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
         return call(**kwargs)
     except AlignmentInputError as exc:
         field = field_prefix + _FIELDS.get(exc.field, exc.field)
-        raise _invalid(field, str(exc)) from None
+        raise invalid_field(field, str(exc)) from None
 
 
 def run_sweep(request: SweepRequest) -> SweepResponse:
