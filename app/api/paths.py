@@ -1,18 +1,19 @@
-"""Which documented path template a raw path belongs to, and the methods it answers.
+"""Which route template a raw path belongs to, and the methods it answers.
 
-Read from the OpenAPI document rather than the router's internals, so it holds whatever
-shape the framework gives its route tree; built once per app, on first use.
+Read from the router's own routes, so that routes left out of the OpenAPI document (the web
+pages, ``/metrics``, the static files) count too; built once per app, on first use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+import fastapi.routing
 from fastapi import FastAPI
-from starlette.routing import compile_path
-
-HTTP_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+from starlette.routing import Mount
 
 
 @dataclass(frozen=True)
@@ -22,17 +23,29 @@ class PathTemplate:
     methods: frozenset[str]
 
 
+def _routes(app: FastAPI) -> Iterable[Any]:
+    """Every route the router tries, in its order. FastAPI releases that keep included
+    routers whole walk them with ``iter_route_contexts``; older ones list them flat."""
+    walk = getattr(fastapi.routing, "iter_route_contexts", None)
+    return walk(app.routes) if walk is not None else app.routes
+
+
+def _template(route: Any) -> PathTemplate | None:
+    regex = getattr(route, "path_regex", None)
+    path = getattr(route, "path", None)
+    if not (isinstance(regex, re.Pattern) and isinstance(path, str)):
+        return None
+    if isinstance(getattr(route, "original_route", route), Mount):
+        # a mount answers every path under it, whatever the method: "/static/{path}"
+        return PathTemplate(regex, getattr(route, "path_format", path), frozenset())
+    methods = getattr(route, "methods", None) or ()
+    return PathTemplate(regex, path, frozenset(method.upper() for method in methods))
+
+
 def path_templates(app: FastAPI) -> list[PathTemplate]:
     templates: list[PathTemplate] | None = getattr(app.state, "path_templates", None)
     if templates is None:
-        templates = [
-            PathTemplate(
-                compile_path(template)[0],
-                template,
-                frozenset(method.upper() for method in item if method in HTTP_METHODS),
-            )
-            for template, item in app.openapi().get("paths", {}).items()
-        ]
+        templates = [found for route in _routes(app) if (found := _template(route)) is not None]
         app.state.path_templates = templates
     return templates
 

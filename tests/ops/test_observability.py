@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +50,32 @@ def test_latency_is_labelled_by_route_template_never_by_raw_path(client: httpx.C
         )
         >= 1
     )
+
+
+def test_routes_outside_the_openapi_document_count_too(client: httpx.Client) -> None:
+    """The web pages and /metrics are not in the OpenAPI document; they are still routes."""
+    refused = client.put("/")
+    assert refused.status_code == 405
+    assert refused.headers["allow"] == "GET, POST"
+    assert client.put("/metrics").headers["allow"] == "GET"
+    too_big = b"x" * (5 * 1024 * 1024)
+    assert client.post("/", content=too_big).status_code == 413
+    assert client.get("/static/errata.css").status_code == 200
+    name = "errata_http_request_duration_seconds_count"
+    wanted = [
+        {"method": "POST", "route": "/", "status": "413"},
+        {"method": "PUT", "route": "/", "status": "405"},
+        {"method": "GET", "route": "/static/{path}", "status": "200"},
+    ]
+    # A request is measured just after its answer is sent: wait a little for the last ones.
+    deadline = time.monotonic() + 5
+    while True:
+        text = scrape(client)
+        missing = [labels for labels in wanted if metric(text, name, **labels) < 1]
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert missing == []
 
 
 def test_match_hits_and_misses_are_counted(client: httpx.Client) -> None:
