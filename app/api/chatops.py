@@ -16,9 +16,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from app.api.deps import CatalogDep, StoreDep
+from app.api.offload import cpu_bound
+from app.api.tokens import token_allowed
 from app.chatops.answers import Answerer
 from app.chatops.commands import DEFAULT_SLASH
-from app.chatops.mattermost import mattermost_message, token_allowed
+from app.chatops.mattermost import mattermost_message
 from app.chatops.replays import ReplayCache
 from app.chatops.slack import SlackSignature, command_text, slack_message
 from app.config import Settings
@@ -82,23 +84,24 @@ async def authenticated_mattermost_form(request: Request) -> dict[str, str]:
 
 
 @router.post("/slack", summary="Slack's /errata slash command (signed, form-encoded)")
-def slack_command(
+async def slack_command(
     delivery: Annotated[SlackDelivery, Depends(verified_slack_delivery)],
     request: Request,
     store: StoreDep,
     catalog: CatalogDep,
 ) -> JSONResponse:
     """Repeated deliveries of one command (Slack retries carry X-Slack-Retry-Num) get the
-    answer the first one got, from memory, so the user sees one answer either way."""
+    answer the first one got, from memory, so the user sees one answer either way.
+
+    The answer (the store's reads, matching, the engine) is worked out in the process's CPU
+    worker, like the API's matches and computes."""
     replays: ReplayCache = request.app.state.slack_replays
     message = replays.get(delivery.key)
     if message is None:
         answerer = Answerer(store, catalog, links_for(request))
-        reply = answerer.reply(
-            command_text(delivery.form.get("text", "")),
-            delivery.form.get("command") or DEFAULT_SLASH,
-        )
-        message = slack_message(reply)
+        text = command_text(delivery.form.get("text", ""))
+        slash = delivery.form.get("command") or DEFAULT_SLASH
+        message = await cpu_bound(request, lambda: slack_message(answerer.reply(text, slash)))
         replays.put(delivery.key, message)
     else:
         log.info("repeated Slack delivery (retry %s)", request.headers.get("x-slack-retry-num"))
@@ -106,15 +109,16 @@ def slack_command(
 
 
 @router.post("/mattermost", summary="Mattermost's /errata slash command (token, form-encoded)")
-def mattermost_command(
+async def mattermost_command(
     form: Annotated[dict[str, str], Depends(authenticated_mattermost_form)],
     request: Request,
     store: StoreDep,
     catalog: CatalogDep,
 ) -> JSONResponse:
     answerer = Answerer(store, catalog, links_for(request))
-    reply = answerer.reply(form.get("text", ""), form.get("command") or DEFAULT_SLASH)
-    return JSONResponse(mattermost_message(reply))
+    text, slash = form.get("text", ""), form.get("command") or DEFAULT_SLASH
+    message = await cpu_bound(request, lambda: mattermost_message(answerer.reply(text, slash)))
+    return JSONResponse(message)
 
 
 def _form(body: bytes) -> dict[str, str]:

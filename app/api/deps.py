@@ -7,8 +7,6 @@ rollback) still runs in the thread pool.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -17,6 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.api.tokens import token_allowed
 from app.config import Settings
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
@@ -86,12 +85,7 @@ async def require_curator(
     """401 without a bearer token, 403 with one that is not configured (constant-time compare)."""
     if credentials is None or not credentials.credentials:
         raise Unauthorized("This endpoint needs 'Authorization: Bearer <token>'.")
-    given = hashlib.sha256(credentials.credentials.encode()).digest()
-    allowed = False
-    for token in settings.admin_tokens:
-        expected = hashlib.sha256(token.get_secret_value().encode()).digest()
-        allowed |= hmac.compare_digest(given, expected)
-    if not allowed:
+    if not token_allowed(credentials.credentials, settings.admin_tokens):
         raise Forbidden("The bearer token is not allowed to write records.")
 
 

@@ -68,6 +68,14 @@ class BodySizeLimit:
 EXPENSIVE_PATHS = ("/api/match", "/api/compute", "/api/import", "/chatops", "/")
 
 
+def is_expensive(method: str, path: str, paths: tuple[str, ...] = EXPENSIVE_PATHS) -> bool:
+    """A POST (``method`` as ASGI gives it: upper case) to one of ``paths`` or below one:
+    what the rate limit counts."""
+    return method == "POST" and any(
+        path == prefix or path.startswith(prefix + "/") for prefix in paths
+    )
+
+
 class TokenBuckets:
     """One token bucket per key: ``rate`` tokens a second, at most ``burst`` saved up.
 
@@ -134,10 +142,9 @@ class RateLimit:
         self.buckets = TokenBuckets(rate, burst) if rate > 0 else None
 
     def _limited(self, scope: Scope) -> bool:
-        if self.buckets is None or scope["type"] != "http" or scope["method"] != "POST":
+        if self.buckets is None or scope["type"] != "http":
             return False
-        path: str = scope["path"]
-        return any(path == prefix or path.startswith(prefix + "/") for prefix in self.paths)
+        return is_expensive(scope["method"], scope["path"], self.paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._limited(scope):

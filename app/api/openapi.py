@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from app.api.limits import EXPENSIVE_PATHS
+from app.api.limits import is_expensive
 from app.api.problems import PROBLEM_JSON
 
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -56,9 +56,7 @@ def problems_for(method: str, path: str, operation: dict[str, Any]) -> list[int]
         statuses.append(413)
     if operation.get("parameters") or "requestBody" in operation:
         statuses.append(422)
-    if method == "post" and any(
-        path == prefix or path.startswith(prefix + "/") for prefix in EXPENSIVE_PATHS
-    ):
+    if is_expensive(method.upper(), path):
         statuses.append(429)
     if path != "/healthz":
         statuses.append(503)

@@ -1,29 +1,14 @@
-"""Mattermost: the slash command's token, and answers as one Markdown post."""
+"""Mattermost: answers as one Markdown post (its token is checked by ``app.api.tokens``)."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 from typing import Any
-
-from pydantic import SecretStr
 
 from app.chatops.answers import Reply
 from app.rendering.markdown import markdown
 
 POST_LIMIT = 16_383
 """Mattermost's longest post, in characters."""
-
-
-def token_allowed(given: str, allowed: list[SecretStr]) -> bool:
-    """Constant-time: every configured token is compared, as digests of equal length."""
-    digest = hashlib.sha256(given.encode()).digest()
-    found = False
-    for token in allowed:
-        found |= hmac.compare_digest(
-            digest, hashlib.sha256(token.get_secret_value().encode()).digest()
-        )
-    return found
 
 
 def mattermost_message(reply: Reply) -> dict[str, Any]:

@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Query
+from fastapi import APIRouter, Form, Query, Request
 from pydantic import ValidationError
 from starlette.responses import HTMLResponse
 
 from app.alignment import DTYPES, OPERATIONS
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
+from app.api.offload import cpu_bound
 from app.errors import NotFound, ProblemError
 from app.records.store import RecordFilters
 from app.rendering.cards import Card, compute_card, match_cards
-from app.rendering.links import Links
+from app.rendering.links import RELATIVE
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
 from app.services.compute import ComputeRequest, ComputeService
@@ -24,7 +25,6 @@ from app.web.record_page import record_page
 
 router = APIRouter(include_in_schema=False)
 SEARCH_PAGE_SIZE = 50
-_RELATIVE = Links("")
 
 
 @dataclass(frozen=True)
@@ -72,16 +72,22 @@ def home() -> HTMLResponse:
 
 
 @router.post("/")
-def home_match(
+async def home_match(
+    http: Request,
     service: MatchServiceDep,
     text: Annotated[str, Form()] = "",
     jax_version: Annotated[str, Form(alias="jaxVersion")] = "",
     fragment: Annotated[bool, Query(description="Only the result, for in-place updates.")] = False,
 ) -> HTMLResponse:
-    """The paste form. Without JavaScript the whole page comes back with the result on it."""
+    """The paste form. Without JavaScript the whole page comes back with the result on it.
+    Matching (and the engine, when a case needs it) runs in the process's CPU worker."""
     try:
         request = MatchRequest(text=text, jaxVersion=jax_version.strip() or None)
-        outcome = Outcome(match_cards(service.match(request), service.catalog.records, _RELATIVE))
+        cards = await cpu_bound(
+            http,
+            lambda: match_cards(service.match(request), service.catalog.records, RELATIVE),
+        )
+        outcome = Outcome(cards)
     except ValidationError:
         outcome = Outcome([], "Paste a traceback or an error message first.", 422)
     except ProblemError as exc:
@@ -92,7 +98,8 @@ def home_match(
 
 
 @router.get("/compute")
-def compute(
+async def compute(
+    http: Request,
     catalog: CatalogDep,
     operation: str = "",
     shape: str = "",
@@ -112,7 +119,10 @@ def compute(
             targetDtype=target_dtype.strip() or None,
             jaxVersion=jax_version.strip() or None,
         )
-        outcome = Outcome([compute_card(ComputeService(catalog).compute(request), _RELATIVE)])
+        card = await cpu_bound(
+            http, lambda: compute_card(ComputeService(catalog).compute(request), RELATIVE)
+        )
+        outcome = Outcome([card])
     except ValidationError as exc:
         outcome = Outcome([], validation_problem(exc), 422)
     except ProblemError as exc:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.api.limits import TokenBuckets
+from app.api.limits import TokenBuckets, is_expensive
 from app.config import load_settings
 from tests.api.test_records_api import assert_problem
 from tests.conftest import ADMIN_TOKEN, Backend, LiveServer, stop_server
@@ -46,6 +46,16 @@ def test_buckets_stay_bounded_however_many_clients_come() -> None:
         buckets.take(f"client-{client}")  # empty buckets cannot be dropped as idle
     assert len(buckets._buckets) <= 100
     assert buckets.take("client-999") > 0  # the most recent clients are remembered
+
+
+def test_expensive_calls_are_posts_to_the_costly_paths_and_below() -> None:
+    for path in ("/api/match", "/api/compute/batch", "/chatops/slack", "/"):
+        assert is_expensive("POST", path)
+    assert not is_expensive("GET", "/api/match")
+    assert not is_expensive("POST", "/api/matches")  # a prefix of the name is not enough
+    assert not is_expensive("PUT", "/api/errors/abc")
+    assert not is_expensive("POST", "/api/errors")
+    assert is_expensive("POST", "/x/y", paths=("/x",))
 
 
 def test_limits_and_origins_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
