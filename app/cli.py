@@ -13,6 +13,7 @@ import uvicorn
 from rich.console import Console
 from rich.progress import Progress
 
+from app.api.records import envelope
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.errors import NotFound, ProblemError
@@ -111,9 +112,7 @@ def show(record_id: Annotated[str, typer.Argument(help="A record id.")]) -> None
         except NotFound as exc:
             err.print(exc.detail)
             raise typer.Exit(code=1) from None
-        typer.echo(
-            json.dumps({"record": row.document, "datasetVersion": row.dataset_version}, indent=2)
-        )
+        typer.echo(json.dumps(envelope(row).model_dump(exclude_unset=True), indent=2))
     engine.dispose()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from alembic import command
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine
 
@@ -28,8 +27,3 @@ def upgrade(settings: Settings, engine: Engine) -> None:
 
 def head_revision(settings: Settings) -> str | None:
     return ScriptDirectory.from_config(alembic_config(settings)).get_current_head()
-
-
-def current_revision(engine: Engine) -> str | None:
-    with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()

@@ -1,4 +1,5 @@
-"""Absolute links into the web pages, for answers read outside this service (chat, bots)."""
+"""Links into the web pages: absolute ones for answers read outside this service (chat,
+bots), relative ones (``RELATIVE``) for the pages themselves."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ class Links:
     def record(self, key: str) -> str:
         return f"{self.base}/errors/{quote(key, safe='')}"
 
-    def search(self, query: str) -> str:
-        return f"{self.base}/search?{urlencode({'q': query})}"
-
     def compute(self, **fields: object) -> str:
         """The compute page's verdict for these values, which lists every fix."""
         given = {name: value for name, value in fields.items() if value is not None}
         return f"{self.base}/compute?{urlencode(given)}#verdict"
+
+
+RELATIVE = Links("")
+"""Links from one of this service's pages to another: no scheme or host."""

@@ -11,7 +11,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from starlette.responses import HTMLResponse
 
 from app.rendering.cards import fix_heading
-from app.rendering.links import Links
+from app.rendering.links import RELATIVE
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
@@ -30,9 +30,9 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "frame-ancestors 'none'",
     )
 )
+# X-Content-Type-Options is on every response already (app/api/headers.py).
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "same-origin",
     "X-Frame-Options": "DENY",
 }
@@ -48,7 +48,7 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["clip_line"] = clip_line
-    env.filters["record_url"] = Links("").record
+    env.filters["record_url"] = RELATIVE.record
     env.globals["fix_heading"] = fix_heading
     return env
 

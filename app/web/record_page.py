@@ -13,12 +13,11 @@ from app.alignment import render_tuple
 from app.records.models import RecordRow
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore
-from app.rendering.links import Links
+from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
 
 SHORT_SHA = 10
 _REASONS = {"filePath": "same source file", "backgroundTag": "same background", "listed": "listed"}
-_RELATIVE = Links("")
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def record_page(store: RecordStore, row: RecordRow) -> RecordPage:
         source_lines=_source_lines(record),
         related=[
             RelatedRecord(
-                url=_RELATIVE.record(item.row.slug or item.row.id),
+                url=RELATIVE.record(item.row.slug or item.row.id),
                 message=item.row.error_message,
                 reasons=", ".join(_reason(reason) for reason in item.reasons),
             )
@@ -126,7 +125,7 @@ def _example(example: dict[str, Any]) -> tuple[str | None, str | None]:
     if not (example.get("operation") and before):
         return None, None
     shape = render_tuple(tuple(before["shape"]))
-    url = _RELATIVE.compute(
+    url = RELATIVE.compute(
         operation=example["operation"],
         shape=shape,
         dtype=before["dtype"],
