@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from app.db import make_engine, make_session_factory
+from app.records.store import RecordStore
 from tests.conftest import SEED_DIR
 
 
@@ -50,14 +52,27 @@ def test_a_bad_file_fails_alone_with_a_nonzero_exit(errata, tmp_path: Path) -> N
     assert result.returncode == 1
     assert "record 2" in result.stderr and "errorMessage" in result.stderr
     assert "added 1, updated 0, unchanged 0, failed 1" in result.stdout
-    assert errata("show", "good-one").returncode == 0
+    good_one = errata("show", "good-one")
+    assert good_one.returncode == 0
+    record = json.loads(good_one.stdout)["record"]
+    assert (record["id"], record["errorMessage"]) == ("good-one", "m")
     missing = errata("show", "fine-one")
     assert missing.returncode == 1 and "fine-one" in missing.stderr
 
 
-def test_db_upgrade_with_seed(errata) -> None:  # type: ignore[no-untyped-def]
+def test_db_upgrade_with_seed(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert errata("db", "upgrade", "--seed").returncode == 0
-    assert errata("show", "19b6a360721eb407").returncode == 0
+    shown = errata("show", "19b6a360721eb407")
+    assert shown.returncode == 0
+    engine = make_engine(f"sqlite:///{tmp_path / 'cli.sqlite3'}")
+    try:
+        with make_session_factory(engine)() as session:
+            row = RecordStore(session).get("19b6a360721eb407")
+            stored = {"record": row.document, "datasetVersion": row.dataset_version}
+    finally:
+        engine.dispose()
+    assert json.loads(shown.stdout) == stored
+    assert stored["record"]["id"] == "19b6a360721eb407" and stored["record"]["errorMessage"]
 
 
 def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

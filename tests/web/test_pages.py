@@ -82,10 +82,18 @@ def test_problems_are_shown_on_the_page(client: httpx.Client) -> None:
     assert "unknown operation &#39;nope&#39;" in bad.text
     cursor = client.get("/search", params={"cursor": "bogus"})
     assert cursor.status_code == 422
+    assert cursor.headers["content-type"] == HTML
+    assert (
+        '<p class="problem" role="alert">cursor &#39;bogus&#39; is not one this service issued.'
+        in cursor.text
+    )
 
 
 def test_static_files_are_served(client: httpx.Client) -> None:
     script = client.get("/static/errata.js")
     assert script.status_code == 200
     assert "javascript" in script.headers["content-type"]
-    assert client.get("/static/errata.css").status_code == 200
+    style = client.get("/static/errata.css")
+    assert style.status_code == 200
+    assert style.headers["content-type"].startswith("text/css")
+    assert ".card {" in style.text and ":root {" in style.text
