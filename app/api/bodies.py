@@ -7,6 +7,7 @@ raised as FastAPI's, so that they read like every other validation problem.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeVar
 
 from fastapi.exceptions import RequestValidationError
@@ -29,11 +30,10 @@ def invalid_body(exc: ValidationError) -> RequestValidationError:
     )
 
 
-def json_body(model: type[BaseModel]) -> dict[str, object]:
-    """The OpenAPI ``requestBody`` of an endpoint that reads a ``model`` itself."""
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": model.model_json_schema()}},
-        }
-    }
+def json_body(
+    model: type[BaseModel], other_types: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The OpenAPI ``requestBody`` of an endpoint that reads a ``model`` itself, and the
+    other media types it takes (by name: their OpenAPI media type objects)."""
+    content = {"application/json": {"schema": model.model_json_schema()}, **(other_types or {})}
+    return {"requestBody": {"required": True, "content": content}}

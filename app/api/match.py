@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import ValidationError
 
-from app.api.bodies import invalid_body
+from app.api.bodies import invalid_body, json_body
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
@@ -28,15 +28,7 @@ ON_LOOP_PASTE_BYTES = 64 * 1024
     response_model=MatchResponse,
     summary="Find known errors in a pasted traceback",
     responses=MARKDOWN_ANSWER,
-    openapi_extra={
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {"schema": MatchRequest.model_json_schema()},
-                "text/plain": {"schema": {"type": "string"}},
-            },
-        }
-    },
+    openapi_extra=json_body(MatchRequest, {"text/plain": {"schema": {"type": "string"}}}),
 )
 async def match(
     request: Request,
