@@ -19,7 +19,7 @@ from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.migrate import head_revision
 from app.observability import setup as observability
-from app.observability.logs import configure_logging
+from app.observability.logs import configure_logging, flush_access_log
 from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
@@ -44,6 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if settings.prepare_database:
             prepare_database(settings, engine, app.state.session_factory)
         yield
+        flush_access_log()
         engine.dispose()
         forget_process()
 

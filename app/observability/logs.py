@@ -1,19 +1,24 @@
 """Structured logs: one JSON object a line, with the request id bound through contextvars.
 
 The standard library's loggers (uvicorn's, SQLAlchemy's, the app's own) all go through one
-formatter. The access log, written once per request, is a structlog logger that renders
-the same lines without the standard library's machinery (a fifth of the cost). Request
-bodies, pastes and headers are never passed to a logger; as a second line of defence,
-values under secret-sounding keys and bearer credentials are masked.
+formatter. The access log, written once per request, renders the same lines in one
+``orjson`` call and writes them a few at a time (``log_access``). Request bodies, pastes
+and headers are never passed to a logger; as a second line of defence, values under
+secret-sounding keys and bearer credentials are masked.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
 import sys
-from collections.abc import MutableMapping
+import threading
+import time
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache, lru_cache
 from typing import Any, TextIO
 
@@ -29,6 +34,79 @@ _MASKABLE = re.compile(r"bearer|basic|://", re.I)
 _LEADING = ("timestamp", "level", "logger", "event", "request_id")
 # The loggers uvicorn writes to; they are emptied and sent to the root handler.
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+ACCESS_LOGGER = "errata.access"
+
+
+@dataclass(frozen=True)
+class _AccessLogSettings:
+    """What ``configure_logging`` last said, as the access log needs it."""
+
+    threshold: int = logging.INFO
+    json: bool = True
+
+
+_access_log_settings = _AccessLogSettings()
+
+
+class _LineBuffer:
+    """Lines gathered and written together, as nginx's ``access_log … buffer= flush=`` does:
+    one write per ``limit`` bytes or ``delay`` seconds, not one per request.
+
+    A write is whole lines of at most ``limit`` bytes (within ``PIPE_BUF``), so lines from
+    several workers sharing a pipe never interleave mid-line. The delayed writes come from a
+    thread of the buffer's own, started in each process that logs: a timer on an event
+    loop would wait for that loop, which may never run again.
+    """
+
+    def __init__(self, limit: int = 4096, delay: float = 0.05) -> None:
+        self.limit = limit
+        self.delay = delay
+        self._lines: list[str] = []
+        self._size = 0
+        self._lock = threading.Lock()
+        self._due = threading.Event()  # set while lines wait for the flusher
+        self._flusher_pid: int | None = None
+
+    def add(self, line: str) -> None:
+        with self._lock:
+            if self._size + len(line) > self.limit:
+                self._write()
+            self._lines.append(line)
+            self._size += len(line)
+            if not self._due.is_set():
+                self._start_flusher()
+                self._due.set()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._write()
+            self._due.clear()
+
+    def _write(self) -> None:
+        if self._lines:
+            sys.stderr.write("".join(self._lines))
+            self._lines.clear()
+            self._size = 0
+
+    def _start_flusher(self) -> None:
+        if self._flusher_pid != os.getpid():  # threads do not survive a fork
+            self._flusher_pid = os.getpid()
+            threading.Thread(target=self._flush_when_due, name="access-log", daemon=True).start()
+
+    def _flush_when_due(self) -> None:
+        while True:
+            self._due.wait()
+            time.sleep(self.delay)
+            self.flush()
+
+
+_access_lines = _LineBuffer()
+atexit.register(_access_lines.flush)
+
+
+def flush_access_log() -> None:
+    """Write the access lines still buffered (at shutdown; tests)."""
+    _access_lines.flush()
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -122,6 +200,10 @@ def _shared_processors() -> list[Any]:
 
 def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     """Send every logger through the same processors to stderr; safe to call again."""
+    global _access_log_settings
+    _access_log_settings = _AccessLogSettings(
+        threshold=logging.getLevelNamesMapping()[level.upper()], json=fmt != "console"
+    )
     shared = _shared_processors()
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=False)
@@ -157,3 +239,32 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
 
 def get_logger(name: str) -> Any:
     return structlog.get_logger(name)
+
+
+def log_access(request_id: str, fields: Mapping[str, Any], *, failed: bool) -> None:
+    """One access line, at ``warning`` for a failed request, else at ``info``.
+
+    It is written for every request, so in JSON it is rendered here, in one ``orjson``
+    call, in the shape of every other line (structlog's processors cost seven times as
+    much), and written with the lines of other requests within 50 ms (see ``_LineBuffer``).
+    Of the fields, only the path is the client's text: it is masked.
+    """
+    settings = _access_log_settings
+    level = logging.WARNING if failed else logging.INFO
+    if level < settings.threshold:
+        return
+    if not settings.json:
+        get_logger(ACCESS_LOGGER).log(level, "request", request_id=request_id, **fields)
+        return
+    event: dict[str, Any] = {
+        "timestamp": datetime.now(UTC),
+        "level": "warning" if failed else "info",
+        "logger": ACCESS_LOGGER,
+        "event": "request",
+        "request_id": request_id,
+    }
+    event.update(fields)
+    if "path" in event:
+        event["path"] = _mask(event["path"])
+    event["pid"] = _pid
+    _access_lines.add(orjson.dumps(event, option=orjson.OPT_UTC_Z).decode() + "\n")

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.observability.logs import get_logger
+from app.observability.logs import log_access
 from app.observability.metrics import UNMATCHED_ROUTE, observe_request
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -21,8 +21,6 @@ _REQUEST_ID_KEY = REQUEST_ID_HEADER.lower().encode()
 _VALID_REQUEST_ID = re.compile(rb"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 # Probes and scrapes are not access-logged while they succeed.
 QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
-
-access_log = get_logger("errata.access")
 
 
 def request_id_from(scope: Scope) -> str:
@@ -75,10 +73,10 @@ class RequestContext:
                 route = route_template(scope, self.resolve)
                 observe_request(scope["method"], route, status, elapsed)
                 if status >= 400 or scope["path"] not in QUIET_PATHS:
-                    _log_access(scope, route, status, elapsed)
+                    _log_access(scope, request_id, route, status, elapsed)
 
 
-def _log_access(scope: Scope, route: str, status: int, elapsed: float) -> None:
+def _log_access(scope: Scope, request_id: str, route: str, status: int, elapsed: float) -> None:
     client = scope.get("client")
     fields: dict[str, Any] = {
         "method": scope["method"],
@@ -88,7 +86,4 @@ def _log_access(scope: Scope, route: str, status: int, elapsed: float) -> None:
         "duration_ms": round(elapsed * 1000, 2),
         "client": client[0] if client else None,
     }
-    if status >= 500:
-        access_log.warning("request", **fields)
-    else:
-        access_log.info("request", **fields)
+    log_access(request_id, fields, failed=status >= 500)

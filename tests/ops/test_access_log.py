@@ -1,0 +1,124 @@
+"""The access line: its shape, its level, its masking, and how lines are gathered into writes."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from app.observability import logs
+from app.observability.logs import configure_logging, flush_access_log, log_access
+
+FIELDS = {
+    "method": "GET",
+    "path": "/api/errors/x",
+    "route": "/api/errors/{record_id}",
+    "status": 200,
+    "duration_ms": 0.12,
+    "client": "127.0.0.1",
+}
+
+
+class Writes(io.StringIO):
+    """A stderr that remembers each write separately."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.writes.append(text)
+        return super().write(text)
+
+    def lines(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.getvalue().splitlines()]
+
+
+Capture = Callable[[], Writes]
+
+
+@pytest.fixture
+def capture(monkeypatch: pytest.MonkeyPatch) -> Iterator[Capture]:
+    """Call it in the test itself: pytest sets ``sys.stderr`` again between setup and call."""
+
+    def install() -> Writes:
+        flush_access_log()
+        stream = Writes()
+        monkeypatch.setattr("sys.stderr", stream)
+        return stream
+
+    yield install
+    flush_access_log()
+    configure_logging()
+
+
+def test_the_line_has_the_shape_of_every_other_line(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("INFO", "json")
+    log_access("req-1", FIELDS, failed=False)
+    flush_access_log()
+    logs.get_logger("errata.other").info("request", request_id="req-1", **FIELDS)
+    access, other = stderr.lines()
+    assert list(access)[:5] == ["timestamp", "level", "logger", "event", "request_id"]
+    assert list(access) == list(other)
+    assert {key: access[key] for key in access if key not in ("timestamp", "logger")} == {
+        key: other[key] for key in other if key not in ("timestamp", "logger")
+    }
+    assert access["logger"] == "errata.access" and access["level"] == "info"
+    assert str(access["timestamp"]).endswith("Z")
+
+
+def test_failed_requests_are_warnings_and_the_level_is_respected(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("WARNING", "json")
+    log_access("quiet", FIELDS, failed=False)
+    log_access("loud", {**FIELDS, "status": 503}, failed=True)
+    flush_access_log()
+    assert [(line["request_id"], line["level"]) for line in stderr.lines()] == [("loud", "warning")]
+
+
+def test_credentials_in_the_path_are_masked(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("INFO", "json")
+    log_access("r", {**FIELDS, "path": "/x/https://user:hunter2@host/Bearer abc.def"}, failed=False)
+    flush_access_log()
+    (line,) = stderr.lines()
+    assert "hunter2" not in str(line["path"]) and "abc.def" not in str(line["path"])
+    assert "[redacted]" in str(line["path"])
+
+
+def test_console_format_goes_through_structlog(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("INFO", "console")
+    log_access("req-console", FIELDS, failed=False)
+    text = stderr.getvalue()
+    assert "req-console" in text and "errata.access" in text and not text.startswith("{")
+
+
+def test_lines_are_written_together_soon_after(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("INFO", "json")
+    for number in range(3):
+        log_access(f"req-{number}", FIELDS, failed=False)
+    assert stderr.writes == []
+    deadline = time.monotonic() + 5
+    while not stderr.writes and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(stderr.writes) == 1
+    assert [line["request_id"] for line in stderr.lines()] == ["req-0", "req-1", "req-2"]
+
+
+def test_a_write_is_whole_lines_within_the_limit(capture: Capture) -> None:
+    stderr = capture()
+    configure_logging("INFO", "json")
+
+    for number in range(100):
+        log_access(f"req-{number}", FIELDS, failed=False)
+    flush_access_log()
+    assert len(stderr.writes) > 1
+    for write in stderr.writes:
+        assert len(write) <= 4096 and write.endswith("\n")
+    assert [line["request_id"] for line in stderr.lines()] == [f"req-{n}" for n in range(100)]
