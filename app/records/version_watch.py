@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from cachetools import LRUCache
+from lru import LRU
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
@@ -89,7 +89,7 @@ class VersionedLRU(Generic[T]):
 
     def __init__(self, versions: VersionWatch, maxsize: int) -> None:
         self._versions = versions
-        self._answers: LRUCache[tuple[int, Hashable], T] = LRUCache(maxsize)
+        self._answers: LRU[tuple[int, Hashable], T] = LRU(maxsize)
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> T | None:

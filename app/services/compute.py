@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypeVar
 
-from cachetools import LRUCache, cached, keys
+from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.alignment import (
@@ -180,7 +180,7 @@ class ComputeService:
         """The answer, and its JSON, remembered with the catalog: the same case asked again
         costs neither the engine nor building and serializing the answer."""
         case = _case(request, self.operation_of(request, field_prefix))
-        key = keys.hashkey(**case)
+        key = tuple(case.values())
         with self.catalog.answers_lock:
             known: ComputeAnswer | None = self.catalog.answers.get(key)
         if known is not None:
