@@ -55,7 +55,7 @@ class _LineBuffer:
     A write is whole lines of at most ``limit`` bytes (within ``PIPE_BUF``), so lines from
     several workers sharing a pipe never interleave mid-line. The delayed writes come from a
     thread of the buffer's own, started in each process that logs: a timer on an event
-    loop would wait for that loop, which may never run again.
+    loop would wait for that loop, which may never run again. A forked child starts empty.
     """
 
     def __init__(self, limit: int = 4096, delay: float = 0.05) -> None:
@@ -65,7 +65,7 @@ class _LineBuffer:
         self._size = 0
         self._lock = threading.Lock()
         self._due = threading.Event()  # set while lines wait for the flusher
-        self._flusher_pid: int | None = None
+        self._flusher_started = False
 
     def add(self, line: str) -> None:
         with self._lock:
@@ -88,9 +88,17 @@ class _LineBuffer:
             self._lines.clear()
             self._size = 0
 
+    def forget_parent(self) -> None:
+        """In a forked child: the parent writes its own lines, and its threads are gone."""
+        self._lines = []
+        self._size = 0
+        self._lock = threading.Lock()
+        self._due = threading.Event()
+        self._flusher_started = False
+
     def _start_flusher(self) -> None:
-        if self._flusher_pid != os.getpid():  # threads do not survive a fork
-            self._flusher_pid = os.getpid()
+        if not self._flusher_started:
+            self._flusher_started = True
             threading.Thread(target=self._flush_when_due, name="access-log", daemon=True).start()
 
     def _flush_when_due(self) -> None:
@@ -102,6 +110,7 @@ class _LineBuffer:
 
 _access_lines = _LineBuffer()
 atexit.register(_access_lines.flush)
+os.register_at_fork(after_in_child=_access_lines.forget_parent)
 
 
 def flush_access_log() -> None:

@@ -12,7 +12,7 @@ def prefers_markdown(accept: str | None) -> bool:
     """
     if not accept or "markdown" not in accept.lower():  # the usual case, and it is asked often
         return False
-    weights = _weights(accept or "")
+    weights = _weights(accept)
     markdown = weights.get("text/markdown", 0.0)
     return markdown > 0 and markdown >= max(weights.get(kind, 0.0) for kind in _JSON_RANGES)
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -100,25 +102,43 @@ def test_console_format_goes_through_structlog(capture: Capture) -> None:
 
 def test_lines_are_written_together_soon_after(capture: Capture) -> None:
     stderr = capture()
-    configure_logging("INFO", "json")
+    lines = logs._LineBuffer(delay=0.05)
     for number in range(3):
-        log_access(f"req-{number}", FIELDS, failed=False)
+        lines.add(f"line {number}\n")
     assert stderr.writes == []
     deadline = time.monotonic() + 5
     while not stderr.writes and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert len(stderr.writes) == 1
-    assert [line["request_id"] for line in stderr.lines()] == ["req-0", "req-1", "req-2"]
+    assert stderr.writes == ["line 0\nline 1\nline 2\n"]
 
 
 def test_a_write_is_whole_lines_within_the_limit(capture: Capture) -> None:
     stderr = capture()
-    configure_logging("INFO", "json")
-
-    for number in range(100):
-        log_access(f"req-{number}", FIELDS, failed=False)
-    flush_access_log()
+    lines = logs._LineBuffer(limit=100, delay=60)
+    sent = [f"line {number:02} {'x' * number}\n" for number in range(30)]
+    for line in sent:
+        lines.add(line)
+    lines.flush()
     assert len(stderr.writes) > 1
     for write in stderr.writes:
-        assert len(write) <= 4096 and write.endswith("\n")
-    assert [line["request_id"] for line in stderr.lines()] == [f"req-{n}" for n in range(100)]
+        assert len(write) <= 100 and write.endswith("\n")
+    assert "".join(stderr.writes) == "".join(sent)
+
+
+def test_a_forked_child_does_not_write_its_parents_lines(
+    capture: Capture, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capture()
+    configure_logging("INFO", "json")
+    with (tmp_path / "log").open("a", buffering=1) as log:
+        monkeypatch.setattr("sys.stderr", log)
+        log_access("parent", FIELDS, failed=False)  # buffered when the child is forked
+        child = os.fork()
+        if child == 0:
+            log_access("child", FIELDS, failed=False)
+            flush_access_log()
+            os._exit(0)
+        os.waitpid(child, 0)
+        flush_access_log()
+    ids = [json.loads(line)["request_id"] for line in (tmp_path / "log").read_text().splitlines()]
+    assert sorted(ids) == ["child", "parent"]
