@@ -18,9 +18,10 @@
 #   POST /api/compute (new cases)      a random operation, 2-D shape and dtype each request
 #                                      (of 3.9 million): nearly every one runs the engine
 #
-# Each endpoint's run comes right after a run of /healthz of its own, and its ratio is taken
-# against that run: these machines' speed drifts by a fifth over minutes, and two adjacent
-# runs see nearly the same machine. The table shows the first /healthz run.
+# "of /healthz req/s" is not taken between the long runs: these machines' speed drifts by a
+# fifth within minutes, more than the differences measured. For each endpoint, ROUNDS pairs
+# of short runs (ROUND seconds of /healthz, then as long of the endpoint) each give a ratio,
+# and the column is their median: two runs back to back see nearly the same machine.
 #
 # The per-client rate limit is turned off (ERRATA_RATE_LIMIT_PER_SECOND=0): wrk is one
 # client. wrk runs on the same machine as the server and takes CPU from it, so on a
@@ -30,13 +31,15 @@
 # answers, socket errors and timeouts (wrk gives up on a request after 2 s). Every run is
 # bounded by DURATION and the script stops its servers and drops its database on exit.
 #
-# Settings (environment): DURATION (10s), CONNECTIONS (16), THREADS (1), BACKENDS
-# ("sqlite postgresql"), WORKERS ("1 2"), POSTGRES_ADMIN_URL
+# Settings (environment): DURATION (10s), ROUNDS (7), ROUND (1s), CONNECTIONS (16),
+# THREADS (1), BACKENDS ("sqlite postgresql"), WORKERS ("1 2"), POSTGRES_ADMIN_URL
 # (postgresql+psycopg://postgres@127.0.0.1:5432/postgres), PORT (8731), PYTHON (.venv/bin/python),
 # KEEP_SCRATCH (set: keep the server's log and wrk's output, and say where).
 set -euo pipefail
 
 DURATION=${DURATION:-10s}
+ROUNDS=${ROUNDS:-7}
+ROUND=${ROUND:-1s}
 CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 BACKENDS=${BACKENDS:-sqlite postgresql}
@@ -142,17 +145,35 @@ server_cpu_ticks() {  # CPU time the server and its workers have used so far, in
     echo "$total"
 }
 
-measure() {  # measure LABEL PATH [LUA]: one wrk run; appends a row to results.tsv
-    local label=$1 path=$2 script=${3:-} out before after
+requests_per_second() {  # requests_per_second PATH [LUA]: one run of ROUND seconds
+    local path=$1 script=${2:-} args=(-t "$THREADS" -c "$CONNECTIONS" -d "$ROUND")
+    [[ -n "$script" ]] && args+=(-s "$script")
+    wrk "${args[@]}" "$BASE$path" | awk '/^Requests\/sec:/ { print $2 }'
+}
+
+ratio_to_trivial() {  # ratio_to_trivial PATH [LUA]: the median over ROUNDS of the ratio of
+    # the endpoint's req/s to /healthz's, each pair measured back to back
+    local healthz endpoint
+    for _ in $(seq "$ROUNDS"); do
+        healthz=$(requests_per_second /healthz)
+        endpoint=$(requests_per_second "$@")
+        awk -v e="$endpoint" -v h="$healthz" 'BEGIN { print (h > 0 ? e / h : 0) }'
+    done | sort -g | awk '{ r[NR] = $1 } END { print (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }'
+}
+
+measure() {  # measure LABEL PATH [LUA]: one wrk run and the ratio; a row of results.tsv
+    local label=$1 path=$2 script=${3:-} out before after ratio=1
     local args=(-t "$THREADS" -c "$CONNECTIONS" --latency)
     [[ -n "$script" ]] && args+=(-s "$script")
     wrk "${args[@]}" -d 2s "$BASE$path" >/dev/null  # warm-up: caches, the match index
+    [[ "$path" == /healthz ]] || ratio=$(ratio_to_trivial "$path" "$script")
     before=$(server_cpu_ticks)
     out=$(wrk "${args[@]}" -d "$DURATION" "$BASE$path")
     after=$(server_cpu_ticks)
     echo "$out" >"$SCRATCH/wrk-$ROW.txt"
     ROW=$((ROW + 1))
-    awk -v config="$CONFIG" -v label="$label" -v ticks=$((after - before)) -v hz="$(getconf CLK_TCK)" '
+    awk -v config="$CONFIG" -v label="$label" -v ratio="$ratio" -v ticks=$((after - before)) \
+        -v hz="$(getconf CLK_TCK)" '
         function ms(value) {  # wrk prints 812.00us, 3.41ms or 1.20s
             if (value ~ /us$/) return value / 1000
             if (value ~ /ms$/) return value + 0
@@ -169,14 +190,10 @@ measure() {  # measure LABEL PATH [LUA]: one wrk run; appends a row to results.t
         }
         END {
             cpu = requests > 0 ? 1000 * ticks / hz / requests : 0
-            printf "%s\t%s\t%.1f\t%.2f\t%.2f\t%d\t%.2f\n", config, label, rps, p50, p99, errors, cpu
+            printf "%s\t%s\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%.3f\n", config, label, rps, p50, p99,
+                errors, cpu, ratio
         }
     ' <<<"$out" >>"$SCRATCH/results.tsv"
-}
-
-paired() {  # paired LABEL PATH [LUA]: a run of /healthz, then the endpoint's, its ratio's base
-    measure "GET /healthz (paired)" /healthz
-    measure "$@"
 }
 
 ROW=0
@@ -195,10 +212,10 @@ for backend in $BACKENDS; do
         echo "== $CONFIG" >&2
         start_server "$url" "$workers"
         measure "GET /healthz" /healthz
-        paired "GET /api/errors/{id}" "/api/errors/$RECORD"
-        paired "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua"
-        paired "POST /api/compute" /api/compute "$SCRATCH/compute.lua"
-        paired "POST /api/compute (new cases)" /api/compute "$SCRATCH/compute-new.lua"
+        measure "GET /api/errors/{id}" "/api/errors/$RECORD"
+        measure "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua"
+        measure "POST /api/compute" /api/compute "$SCRATCH/compute.lua"
+        measure "POST /api/compute (new cases)" /api/compute "$SCRATCH/compute-new.lua"
         stop_server
         if [[ -n "$DATABASE" ]]; then
             postgres "DROP DATABASE IF EXISTS \"$DATABASE\" WITH (FORCE)"
@@ -216,10 +233,7 @@ awk -F'\t' '
               "| server CPU ms/req | failed |"
         print "|---|---|---:|---:|---:|---:|---:|---:|"
     }
-    $2 ~ /^GET \/healthz/ { trivial[$1] = $3 }
-    $2 == "GET /healthz (paired)" { next }
     {
-        ratio = (trivial[$1] > 0) ? sprintf("%.0f %%", 100 * $3 / trivial[$1]) : "-"
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, ratio, $7, $6
+        printf "| %s | %s | %s | %s | %s | %.0f %% | %s | %s |\n", $1, $2, $3, $4, $5, 100 * $8, $7, $6
     }
 ' "$SCRATCH/results.tsv"
