@@ -5,12 +5,16 @@ Run from the repository root:
     .venv/bin/python -m benchmarks.request_path            # 3,000 calls per endpoint
 
 The app is built as ``errata serve`` builds it (SQLite in a temporary folder, seeds
-loaded, uvloop), its lifespan started, and each endpoint called in turn, one call at a
-time, after 200 warm-up calls. Beside the real endpoints a calibration route is added to
-this app only: ``POST /echo`` validates the compute body with pydantic and returns it, and
-is access-logged like every API call. It is the ceiling for an endpoint that does anything
-with a body on this stack. The table gives the median wall time per call and its share of
-``/healthz``'s rate (``/healthz`` time ÷ the endpoint's time).
+loaded, uvloop), its lifespan started, and each endpoint called one call at a time, after
+200 warm-up calls, in rounds: each round times a batch of calls of every endpoint in turn,
+so that every endpoint is measured on the same machine (its speed drifts within minutes).
+
+Beside the real endpoints a calibration route is added to this app only: ``POST /echo``
+validates the compute body with pydantic and returns it, and is access-logged like every
+API call. It is the ceiling for an endpoint that does anything with a body on this stack.
+The table gives the median wall time per call over all rounds
+and its share of ``/healthz``'s rate: the median over rounds of ``/healthz``'s median time
+÷ the endpoint's, in that round.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class Echo(BaseModel):
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000, help="timed calls per endpoint")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds the calls are split in")
     args = parser.parse_args(argv)
     folder = tempfile.mkdtemp()
     os.environ.update(
@@ -56,11 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         ERRATA_RATE_LIMIT_PER_SECOND="0",
     )
     uvloop.install()
-    asyncio.run(_run(args.calls))
+    asyncio.run(_run(args.calls, args.rounds))
     return 0
 
 
-async def _run(calls: int) -> None:
+async def _run(calls: int, rounds: int) -> None:
     from app.main import create_app  # after the environment names the database
 
     app = create_app()
@@ -85,24 +90,33 @@ async def _run(calls: int) -> None:
     # The app logs every call to stderr.
     with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
         async with app.router.lifespan_context(app):
-            medians = {name: await _median(app, *case, calls) for name, case in cases.items()}
-    trivial = medians["GET /healthz"]
-    print(f"# in-process ASGI calls, uvloop, {calls:,} per endpoint, median wall time")
+            for case in cases.values():
+                await _times(app, *case, 200)  # warm-up
+            batches: dict[str, list[list[float]]] = {name: [] for name in cases}
+            for _ in range(rounds):
+                for name, case in cases.items():
+                    batches[name].append(await _times(app, *case, calls // rounds))
+    trivial = [statistics.median(batch) for batch in batches["GET /healthz"]]
+    print(f"# in-process ASGI calls, uvloop, {calls:,} per endpoint in {rounds} rounds")
     print("| endpoint | median | of `/healthz` |")
     print("|---|---:|---:|")
-    for name, median in medians.items():
-        print(f"| {name} | {median * 1e3:.3f} ms | {100 * trivial / median:.0f} % |")
+    for name, timed in batches.items():
+        median = statistics.median(t for batch in timed for t in batch)
+        ratio = statistics.median(
+            healthz / statistics.median(batch)
+            for healthz, batch in zip(trivial, timed, strict=True)
+        )
+        print(f"| {name} | {median * 1e3:.3f} ms | {100 * ratio:.0f} % |")
 
 
-async def _median(app: Any, method: str, path: str, body: bytes, calls: int) -> float:
-    for _ in range(200):
-        await _call(app, method, path, body)
+async def _times(app: Any, method: str, path: str, body: bytes, calls: int) -> list[float]:
+    """The wall time of each of ``calls`` calls."""
     times = []
     for _ in range(calls):
         started = time.perf_counter()
         await _call(app, method, path, body)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return times
 
 
 async def _call(app: Any, method: str, path: str, body: bytes) -> None:
