@@ -49,34 +49,22 @@ class Echo(BaseModel):
     dtype: str
 
 
+Case = tuple[str, str, bytes]  # method, path, body
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000, help="timed calls per endpoint")
     parser.add_argument("--rounds", type=int, default=10, help="rounds the calls are split in")
     args = parser.parse_args(argv)
-    folder = tempfile.mkdtemp()
-    os.environ.update(
-        ERRATA_DATABASE_URL=f"sqlite:///{folder}/errata.sqlite3",
-        ERRATA_DATA_DIR=folder,
-        ERRATA_RATE_LIMIT_PER_SECOND="0",
-    )
     uvloop.install()
     asyncio.run(_run(args.calls, args.rounds))
     return 0
 
 
-async def _run(calls: int, rounds: int) -> None:
-    from app.main import create_app  # after the environment names the database
-
-    app = create_app()
-
-    @app.post("/echo")
-    async def echo(body: Echo) -> Echo:
-        return body
-
-    app.router.routes.insert(0, app.router.routes.pop())  # tried first, as the busiest are
-
-    cases: dict[str, tuple[str, str, bytes]] = {
+def measured_calls() -> dict[str, Case]:
+    """The call each endpoint is measured with."""
+    return {
         "GET /healthz": ("GET", "/healthz", b""),
         "POST /echo (calibration)": ("POST", "/echo", json.dumps(COMPUTE).encode()),
         "GET /api/errors/{id}": ("GET", f"/api/errors/{corpus.KNOWN_RECORD}", b""),
@@ -87,6 +75,31 @@ async def _run(calls: int, rounds: int) -> None:
             json.dumps({"text": corpus.paste(20_000)}).encode(),
         ),
     }
+
+
+def calibrated_app() -> Any:
+    """The app as ``errata serve`` builds it on a fresh SQLite file, with the calibration
+    route."""
+    folder = tempfile.mkdtemp()
+    os.environ.update(
+        ERRATA_DATABASE_URL=f"sqlite:///{folder}/errata.sqlite3",
+        ERRATA_DATA_DIR=folder,
+        ERRATA_RATE_LIMIT_PER_SECOND="0",
+    )
+    from app.main import create_app  # after the environment names the database
+
+    app = create_app()
+
+    @app.post("/echo")
+    async def echo(body: Echo) -> Echo:
+        return body
+
+    app.router.routes.insert(0, app.router.routes.pop())  # tried first, as the busiest are
+    return app
+
+
+async def _run(calls: int, rounds: int) -> None:
+    app, cases = calibrated_app(), measured_calls()
     # The app logs every call to stderr.
     with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
         async with app.router.lifespan_context(app):
@@ -114,12 +127,12 @@ async def _times(app: Any, method: str, path: str, body: bytes, calls: int) -> l
     times = []
     for _ in range(calls):
         started = time.perf_counter()
-        await _call(app, method, path, body)
+        await asgi_call(app, method, path, body)
         times.append(time.perf_counter() - started)
     return times
 
 
-async def _call(app: Any, method: str, path: str, body: bytes) -> None:
+async def asgi_call(app: Any, method: str, path: str, body: bytes) -> None:
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
