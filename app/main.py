@@ -12,7 +12,7 @@ from starlette.middleware.cors import CORSMiddleware
 from app.api import chatops, compute, health, match, problems, records
 from app.api.headers import DefaultHeaders
 from app.api.limits import BodySizeLimit, RateLimit
-from app.api.offload import cpu_turns
+from app.api.offload import SharedRun, cpu_turns
 from app.api.openapi import document_problems
 from app.chatops.replays import ReplayCache
 from app.config import Settings, load_settings
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.record_answers = VersionedLRU[bytes](app.state.version_watch, RECORD_ANSWERS)
     app.state.schema_head = head_revision(settings)
     app.state.catalog = CatalogCache(app.state.session_factory, app.state.version_watch)
+    app.state.catalog_refresh = SharedRun()
     app.state.slack_replays = ReplayCache()
 
     problems.install(app)

@@ -15,6 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.api.offload import SharedRun
 from app.api.tokens import token_allowed
 from app.config import Settings
 from app.errors import Forbidden, Unauthorized
@@ -58,12 +59,18 @@ async def get_catalog(request: Request) -> Catalog:
     """The process's catalog; reading the version or rebuilding is database work, done in
     the thread pool, so a request that finds the catalog current needs no thread at all.
 
+    The requests that find the reading stale together share one such run, unless a write
+    through this process came between: a run begun before the write may miss it.
+
     The match and compute endpoints call this themselves: on them, FastAPI's resolving of
     a dependency costs more than the lookup.
     """
     cache: CatalogCache = request.app.state.catalog
     catalog = cache.ready()
-    return catalog if catalog is not None else await run_in_threadpool(cache.current)
+    if catalog is not None:
+        return catalog
+    refresh: SharedRun = request.app.state.catalog_refresh
+    return await refresh.run(cache.generation, cache.current)
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]

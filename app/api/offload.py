@@ -11,12 +11,14 @@ a time), so each process runs such work one piece at a time; more workers use mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+import asyncio
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
 
 import anyio
 import anyio.to_thread
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from app.services.compute import EngineNeeded
 
@@ -51,3 +53,24 @@ async def on_loop_unless_engine(
         except EngineNeeded:
             pass
     return await cpu_bound(request, lambda: work(True))
+
+
+class SharedRun:
+    """Thread-pool work that callers share: those arriving while a run with the same key is
+    under way wait for its result rather than each starting their own.
+
+    The catalog's version is read again every half second, and every request then in flight
+    needs it: sixteen of them would each take a thread and queue on the catalog's lock,
+    and each hop back to the event loop may wait for the interpreter's switch interval.
+    """
+
+    def __init__(self) -> None:
+        self._running: tuple[Hashable, asyncio.Future[Any]] | None = None
+
+    async def run(self, key: Hashable, work: Callable[[], T]) -> T:
+        running = self._running
+        if running is None or running[0] != key or running[1].done():
+            running = (key, asyncio.ensure_future(run_in_threadpool(work)))
+            self._running = running
+        # One caller's cancellation must not cancel the run the others wait for.
+        return cast(T, await asyncio.shield(running[1]))

@@ -57,6 +57,11 @@ class VersionWatch:
                 self._reading = (version, started)
         return version
 
+    @property
+    def generation(self) -> int:
+        """Moves with every ``forget``: work begun at an older generation may predate a write."""
+        return self._generation
+
     def forget(self) -> None:
         """A write committed: the next ``current`` reads the counter again."""
         with self._lock:

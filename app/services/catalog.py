@@ -184,6 +184,11 @@ class CatalogCache:
         version = self._versions.known()
         return catalog if catalog is not None and catalog.version == version else None
 
+    @property
+    def generation(self) -> int:
+        """The version watch's: moved by every write through this process."""
+        return self._versions.generation
+
     def current(self) -> Catalog:
         """The catalog of the store's version, rebuilt first when the version has moved.
 

@@ -1,0 +1,103 @@
+"""Requests that find the catalog's version reading stale together share one thread-pool run
+to read it again, unless a write through this process came between."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from app.api.deps import get_catalog
+from app.config import load_settings
+from app.main import create_app
+from app.services.catalog import Catalog
+from tests.conftest import SEED_DIR
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Any]:
+    app = create_app(load_settings(data_dir=tmp_path, seed_paths=[SEED_DIR]))
+    app.state.version_watch.max_age = 0  # every reading is stale at once
+    yield app
+    app.state.engine.dispose()
+
+
+def _counting_runs(app: Any, release: threading.Event) -> list[int]:
+    """Make the catalog's refresh wait for ``release``; the list grows by one per run."""
+    runs: list[int] = []
+    current = app.state.catalog.current
+
+    def counted() -> Catalog:
+        runs.append(1)
+        release.wait(5)
+        return current()
+
+    app.state.catalog.current = counted
+    return runs
+
+
+def _run(app: Any, scenario: Any) -> Any:
+    async def with_lifespan() -> Any:
+        async with app.router.lifespan_context(app):
+            return await scenario()
+
+    # a thread of its own: another fixture (the browser) may own this thread's event loop
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, with_lifespan()).result()
+
+
+def test_requests_finding_the_reading_stale_share_one_run(app: Any) -> None:
+    request = SimpleNamespace(app=app)
+
+    async def sixteen_at_once() -> tuple[list[Catalog], list[int]]:
+        release = threading.Event()
+        runs = _counting_runs(app, release)
+        waiting = [asyncio.ensure_future(get_catalog(request)) for _ in range(16)]  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)  # every request is waiting now
+        release.set()
+        return await asyncio.gather(*waiting), runs
+
+    catalogs, runs = _run(app, sixteen_at_once)
+    assert len(runs) == 1
+    assert len({id(catalog) for catalog in catalogs}) == 1
+    assert catalogs[0].version == app.state.catalog.current().version
+
+
+def test_a_request_after_a_write_does_not_join_a_run_begun_before_it(app: Any) -> None:
+    request = SimpleNamespace(app=app)
+
+    async def write_between() -> list[int]:
+        release = threading.Event()
+        runs = _counting_runs(app, release)
+        before = asyncio.ensure_future(get_catalog(request))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        app.state.version_watch.forget()  # what a commit that wrote does
+        after = asyncio.ensure_future(get_catalog(request))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        release.set()
+        await asyncio.gather(before, after)
+        return runs
+
+    assert len(_run(app, write_between)) == 2
+
+
+def test_one_request_giving_up_does_not_cancel_the_run_the_others_wait_for(app: Any) -> None:
+    request = SimpleNamespace(app=app)
+
+    async def one_cancelled() -> Catalog:
+        release = threading.Event()
+        _counting_runs(app, release)
+        impatient = asyncio.ensure_future(get_catalog(request))  # type: ignore[arg-type]
+        patient = asyncio.ensure_future(get_catalog(request))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        impatient.cancel()
+        release.set()
+        return await patient
+
+    assert isinstance(_run(app, one_cancelled), Catalog)
