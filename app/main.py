@@ -63,6 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.schema_head = head_revision(settings)
     app.state.catalog = CatalogCache(app.state.session_factory, app.state.version_watch)
     app.state.catalog_refresh = SharedRun()
+    app.state.record_refresh = SharedRun()
     app.state.slack_replays = ReplayCache()
 
     problems.install(app)

@@ -59,9 +59,10 @@ class SharedRun:
     """Thread-pool work that callers share: those arriving while a run with the same key is
     under way wait for its result rather than each starting their own.
 
-    The catalog's version is read again every half second, and every request then in flight
-    needs it: sixteen of them would each take a thread and queue on the catalog's lock,
-    and each hop back to the event loop may wait for the interpreter's switch interval.
+    The store's version is read again every half second, and every request then in flight
+    needs it: sixteen of them would each take a thread and a query (or queue on the
+    catalog's lock), and each hop back to the event loop may wait for the interpreter's
+    switch interval.
     """
 
     def __init__(self) -> None:

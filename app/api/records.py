@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import State
 
 from app.api.deps import CuratorDep, StoreDep
+from app.api.offload import SharedRun
 from app.db import transaction
 from app.errors import InvalidInput, NotFound
 from app.records.importer import decode, import_text
@@ -106,12 +107,16 @@ async def get_record(
     ] = False,
 ) -> Response:
     """Records change only through writes, which move the store's version: while it stays,
-    the answer is served from memory, without the database or a thread."""
-    answers: VersionedLRU[bytes] = request.app.state.record_answers
+    the answer is served from memory, without the database or a thread. The requests for
+    one record that find the version reading stale together share one run to read it."""
+    state = request.app.state
+    answers: VersionedLRU[bytes] = state.record_answers
     key = (record_id, annotated)
     body = answers.get(key)
     if body is None:
-        body = await run_in_threadpool(_record_answer, request.app.state, key)
+        refresh: SharedRun = state.record_refresh
+        generation = state.version_watch.generation
+        body = await refresh.run((generation, key), lambda: _record_answer(state, key))
     return Response(body, media_type="application/json")
 
 

@@ -1,5 +1,6 @@
-"""Requests that find the catalog's version reading stale together share one thread-pool run
-to read it again, unless a write through this process came between."""
+"""Requests that find the store's version reading stale together share one thread-pool run
+to read it again (the catalog's, or one record's answer), unless a write through this
+process came between."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import pytest
 
 from app.api.deps import get_catalog
@@ -101,3 +103,35 @@ def test_one_request_giving_up_does_not_cancel_the_run_the_others_wait_for(app: 
         return await patient
 
     assert isinstance(_run(app, one_cancelled), Catalog)
+
+
+def test_requests_for_one_record_finding_the_reading_stale_share_one_run(
+    app: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.api import records
+
+    release = threading.Event()
+    runs: list[str] = []
+    answer = records._record_answer
+
+    def counted(state: Any, key: tuple[str, bool]) -> bytes:
+        runs.append(key[0])
+        release.wait(5)
+        return answer(state, key)
+
+    monkeypatch.setattr(records, "_record_answer", counted)
+
+    async def sixteen_at_once() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://errata") as http:
+            waiting = [
+                asyncio.ensure_future(http.get("/api/errors/225d0e9c2ee22311")) for _ in range(16)
+            ]
+            await asyncio.sleep(0.1)
+            release.set()
+            return await asyncio.gather(*waiting)
+
+    responses = _run(app, sixteen_at_once)
+    assert [response.status_code for response in responses] == [200] * 16
+    assert len({response.content for response in responses}) == 1
+    assert runs == ["225d0e9c2ee22311"]
