@@ -17,9 +17,10 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from lru import LRU
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
+
+from app.memo import LockedLRU
 
 # Writes through other workers show within this many seconds.
 DEFAULT_MAX_AGE_S = 0.5
@@ -94,8 +95,7 @@ class VersionedLRU(Generic[T]):
 
     def __init__(self, versions: VersionWatch, maxsize: int) -> None:
         self._versions = versions
-        self._answers: LRU[tuple[int, Hashable], T] = LRU(maxsize)
-        self._lock = threading.Lock()
+        self._answers: LockedLRU[tuple[int, Hashable], T] = LockedLRU(maxsize)
 
     def get(self, key: Hashable) -> T | None:
         """The answer at the version the watch knows, without a query; else ``None``."""
@@ -104,10 +104,8 @@ class VersionedLRU(Generic[T]):
 
     def get_at(self, version: int, key: Hashable) -> T | None:
         """The answer at ``version``: for a caller that has just read the version."""
-        with self._lock:
-            return self._answers.get((version, key))
+        return self._answers.get((version, key))
 
     def put(self, version: int, key: Hashable, answer: T) -> None:
         """``version``: read before the answer, so the answer is never older than it."""
-        with self._lock:
-            self._answers[(version, key)] = answer
+        self._answers.put((version, key), answer)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from lru import LRU
 from rapidfuzz import fuzz, process, utils
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -25,6 +24,7 @@ from app.alignment import OPERATIONS, RULES
 from app.db import transaction
 from app.matching import PatternEntry, PatternIndex
 from app.matching.templates import derive_pattern
+from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
 from app.records.models import AnnotationRow, RecordRow
 from app.records.store import RecordStore
@@ -92,10 +92,8 @@ class Catalog:
         self._ids = [info.id for info in live]
         self.live_records = len(live)
         # Answers worked out from this catalog (a compute's, by its case), kept with it
-        # because they change with it: the records they name come from it. ``LRU`` is in C:
-        # a hit costs less than half of a ``cachetools.LRUCache`` hit.
-        self.answers: LRU[Hashable, Any] = LRU(ANSWERS_KEPT)
-        self.answers_lock = threading.Lock()
+        # because they change with it: the records they name come from it.
+        self.answers: LockedLRU[Hashable, Any] = LockedLRU(ANSWERS_KEPT)
 
     def similar(self, text: str) -> list[tuple[str, float]]:
         """Live records whose message reads like ``text``, best first, scored 0..1."""

@@ -181,8 +181,7 @@ class ComputeService:
         costs neither the engine nor building and serializing the answer."""
         case = _case(request, self.operation_of(request, field_prefix))
         key = tuple(case.values())
-        with self.catalog.answers_lock:
-            known: ComputeAnswer | None = self.catalog.answers.get(key)
+        known: ComputeAnswer | None = self.catalog.answers.get(key)
         if known is not None:
             return known
         result, fixes = _engine(
@@ -190,8 +189,7 @@ class ComputeService:
         )
         response = self._response(result, fixes)
         answer = ComputeAnswer(response, response.model_dump_json().encode())
-        with self.catalog.answers_lock:
-            self.catalog.answers[key] = answer
+        self.catalog.answers.put(key, answer)
         return answer
 
     def verdict(
