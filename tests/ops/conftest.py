@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Coroutine, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -20,6 +22,15 @@ from tests.conftest import (
     start_server,
     stop_server,
 )
+
+T = TypeVar("T")
+
+
+def run_on_a_loop_of_its_own(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)`` in a thread of its own: another fixture (the browser) may own
+    this thread's event loop."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 def log_records(log_path: Path) -> list[dict[str, Any]]:

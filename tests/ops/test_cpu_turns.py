@@ -3,9 +3,7 @@ API's matches and computes, rather than running in the shared thread pool."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from app.config import load_settings
 from app.main import create_app
 from tests.chatops.chat import slack_body, slack_headers
 from tests.conftest import MATTERMOST_TOKENS, SEED_DIR, SLACK_SIGNING_SECRET
+from tests.ops.conftest import run_on_a_loop_of_its_own
 
 PASTE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
 COMPUTE = {"operation": "copy_gmem_to_smem", "shape": "[7]", "dtype": "int4"}
@@ -53,9 +52,7 @@ def _through_cpu_turns(
             async with httpx.AsyncClient(transport=transport, base_url="http://errata") as http:
                 return await call(http)
 
-    # a thread of its own: another fixture (the browser) may own this thread's event loop
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        response = pool.submit(asyncio.run, run()).result()
+    response = run_on_a_loop_of_its_own(run())
     return response, turns
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -14,7 +12,14 @@ from app.config import load_settings
 from app.main import create_app
 from tests.api.test_records_api import assert_problem, new_record
 from tests.conftest import ADMIN_TOKEN, LiveServer
-from tests.ops.conftest import access_records, log_records, metric, metric_samples, scrape
+from tests.ops.conftest import (
+    access_records,
+    log_records,
+    metric,
+    metric_samples,
+    run_on_a_loop_of_its_own,
+    scrape,
+)
 
 SEED_ID = "225d0e9c2ee22311"
 SEED_PASTE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
@@ -197,9 +202,7 @@ def test_an_unexpected_error_is_a_500_problem_with_the_usual_headers(tmp_path: P
         async with httpx.AsyncClient(transport=transport, base_url="http://errata") as http:
             return await http.get("/boom", headers={"X-Request-ID": "boom-1"})
 
-    # a thread of its own: another fixture (the browser) may own this thread's event loop
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        response = pool.submit(asyncio.run, call()).result()
+    response = run_on_a_loop_of_its_own(call())
     body = assert_problem(response, 500)
     assert "kaput" not in body["detail"]
     assert response.headers["x-content-type-options"] == "nosniff"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -20,6 +19,7 @@ from app.config import load_settings
 from app.main import create_app
 from app.services.catalog import Catalog
 from tests.conftest import SEED_DIR
+from tests.ops.conftest import run_on_a_loop_of_its_own
 
 
 @pytest.fixture
@@ -49,9 +49,7 @@ def _run(app: Any, scenario: Any) -> Any:
         async with app.router.lifespan_context(app):
             return await scenario()
 
-    # a thread of its own: another fixture (the browser) may own this thread's event loop
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, with_lifespan()).result()
+    return run_on_a_loop_of_its_own(with_lifespan())
 
 
 def test_requests_finding_the_reading_stale_share_one_run(app: Any) -> None:
