@@ -12,7 +12,7 @@ def peak_mb() -> float:
 
 
 def rss_mb() -> float:
-    """The process's resident memory now, in MB; the peak where /proc is missing."""
+    """The process's resident memory now, in MB (Linux's /proc); the peak if it has no VmRSS."""
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
