@@ -18,8 +18,12 @@ layout (``---> 14`` arrows, ``Cell In[3], line 14``, frames separated by blank l
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
+from itertools import accumulate, repeat
+from operator import add
 
 # Wrappers whose message is another exception's "<Class>: <msg>".
 ANNOUNCING_WRAPPERS = frozenset({"JaxStackTraceBeforeTransformation", "UnfilteredStackTrace"})
@@ -47,13 +51,16 @@ _CHAIN_LINKS = {
     "During handling of the above exception, another exception occurred:": "context",
 }
 _SEPARATOR = re.compile(r"-{4,}")
-_FRAME = re.compile(
-    r"\s*File \".*\", line \d+"  # Python
-    r"|\s*File (?:<[^<>]+>|[^\s,]+):\d+(?:, in .*)?$"  # IPython 8: "File ~/x.py:182, in f(x)"
-    r"|Cell In\s?\[\d*\], line \d+"  # IPython 8 / Jupyter
-    r"|\s*<ipython-input-[\w-]+> in "  # IPython 7
-    r"|\S+\.py in \S+\(.*\)$"  # IPython 7 library frames
+# No part of it crosses a line break (``[^\S\n]`` for ``\s``, ``(?![^\n])`` for ``$``):
+# the bulk passes run it over all the lines joined.
+_FRAME_PATTERN = (
+    r"[^\S\n]*File \".*\", line \d+"  # Python
+    r"|[^\S\n]*File (?:<[^<>\n]+>|[^\s,]+):\d+(?:, in .*)?(?![^\n])"  # IPython 8: "File ~/x.py:182"
+    r"|Cell In[^\S\n]?\[\d*\], line \d+"  # IPython 8 / Jupyter
+    r"|[^\S\n]*<ipython-input-[\w-]+> in "  # IPython 7
+    r"|\S+\.py in \S+\(.*\)(?![^\n])"  # IPython 7 library frames
 )
+_FRAME = re.compile(_FRAME_PATTERN)
 _SOURCE = re.compile(
     r"\s*[~^]+\s*$"  # carets under the failing expression
     r"|\s*(?:-*>\s*)?\d+\s"  # IPython's numbered source lines, "---> 14 ..."
@@ -65,6 +72,17 @@ _JAX_TEXT = (
     "For simplicity, JAX has removed its internal frames",
     "The stack trace below excludes JAX-internal frames.",
     "The preceding is the original exception that occurred, unmodified.",
+)
+# A bulk pass stops before a line holding one of these: it may be a header, a chain sentence
+# or an ExceptionGroup separator, which only ``_Reader._step`` reads.
+_STOP_WORDS = ("Traceback", "exception", "+---")
+# A run of lines outside a traceback on which ``_Reader._step`` does nothing: no frame, no
+# JAX separator or note, no exception line (nor any stop word, left out by the caller).
+_PLAIN_RUN = re.compile(
+    rf"(?:(?!{_FRAME_PATTERN})"
+    rf"(?![^\S\n]*(?:----|{'|'.join(map(re.escape, _JAX_TEXT))}"
+    rf"|{_CLASS}{_EXCEPTION_NAME}(?::|[^\S\n]*\n)))"
+    r"[^\n]*\n)*"
 )
 # Markers that dashboards and chat tools leave where they cut a long line.
 TRUNCATION = re.compile(
@@ -116,15 +134,19 @@ class Reading:
 
 def read_exceptions(lines: Sequence[str]) -> Reading:
     """Every exception in ``lines``, chains merged and numbered root-first."""
-    reader = _Reader(_strip_group_bars(lines))
+    text = "\n".join(lines) + "\n"
+    if "Exception Group" in text and any(
+        "Exception Group" in line and _GROUP_HEADER.match(line) for line in lines
+    ):
+        lines = _strip_group_bars(lines)
+        text = "\n".join(lines) + "\n"
+    reader = _Reader(list(lines), text)
     reader.run()
     return Reading(_finish(reader.found), frozenset(reader.structure))
 
 
 def _strip_group_bars(lines: Sequence[str]) -> list[str]:
     """Remove the ``| `` prefixes ExceptionGroup tracebacks put before nested lines."""
-    if not any("Exception Group" in line and _GROUP_HEADER.match(line) for line in lines):
-        return list(lines)
     stripped = []
     for line in lines:
         while (bar := _GROUP_BAR.match(line)) is not None:
@@ -134,10 +156,20 @@ def _strip_group_bars(lines: Sequence[str]) -> list[str]:
 
 
 class _Reader:
-    """A single forward pass over the lines: outside a traceback, or among its frames."""
+    """A single forward pass over the lines: outside a traceback, or among its frames.
 
-    def __init__(self, lines: list[str]) -> None:
+    Most lines of a long paste are frames, source lines and log lines: bulk passes take
+    their runs with one regular-expression match over the joined lines, and only the lines
+    that end a run go through ``_step`` one by one.
+    """
+
+    def __init__(self, lines: list[str], text: str) -> None:
+        """``text``: the lines joined, each ended by a line break."""
         self.lines = lines
+        self.text = text
+        # Where each line starts in ``text``, and where the text ends.
+        self.starts = list(accumulate(map(add, map(len, lines), repeat(1)), initial=0))
+        self.stops = _lines_holding(_STOP_WORDS, text, self.starts)
         self.found: list[ExceptionRecord] = []
         self.structure: set[int] = set()
         self.chain = -1
@@ -148,30 +180,32 @@ class _Reader:
 
     def run(self) -> None:
         while self.pos < len(self.lines):
-            if self.in_frames:
-                self._pass_frames()
-                if self.pos == len(self.lines):
-                    break
+            self._pass_in_bulk()
+            if self.pos == len(self.lines):
+                break
             self.pos += 1
             self._step(self.lines[self.pos - 1])
 
-    def _pass_frames(self) -> None:
-        """Take the bulk of a traceback in a tight loop: frame lines, the source lines
-        indented under them, and blank lines. Each is structure, as ``_step`` would find.
-        Any other line, and any line that might be a header or a chain sentence, is left
-        to ``_step``."""
-        lines, structure = self.lines, self.structure
-        deeper = " " * (self.header_indent + 1)
-        position = self.pos
-        while position < len(lines):
-            text = lines[position]
-            if "Traceback" in text or "exception" in text or "+---" in text:
-                break
-            if not (text.startswith(deeper) or not text or text.isspace() or _is_frame(text)):
-                break
-            structure.add(position)
-            position += 1
-        self.pos = position
+    def _pass_in_bulk(self) -> None:
+        """Take a run of lines as ``_step`` would, up to the next line holding a stop word.
+
+        Among frames: frame lines, the source lines indented under them and blank lines,
+        each structure. Outside a traceback: lines that are neither furniture nor an
+        exception, on which ``_step`` does nothing.
+        """
+        start = self.pos
+        following = bisect_left(self.stops, start)
+        stop = self.stops[following] if following < len(self.stops) else len(self.lines)
+        if stop == start:
+            return
+        run = _frames_run(self.header_indent) if self.in_frames else _PLAIN_RUN
+        found = run.match(self.text, self.starts[start], self.starts[stop])
+        assert found is not None  # a run of no lines matches too
+        end = bisect_left(self.starts, found.end(), start, stop)
+        # A line holding a line break was taken for two: leave it to ``_step``.
+        self.pos = end if self.starts[end] == found.end() else end - 1
+        if self.in_frames:
+            self.structure.update(range(start, self.pos))
 
     def _step(self, text: str) -> None:
         """One line. Furniture (see ``_is_furniture``) and lines among frames are structure;
@@ -288,6 +322,25 @@ class _Reader:
             self.structure.update(range(self.pos, position))
             self.pos = position
         return notes
+
+
+@cache
+def _frames_run(header_indent: int) -> re.Pattern[str]:
+    """A run of lines inside a traceback whose header is indented by ``header_indent``."""
+    deeper = " " * (header_indent + 1)
+    return re.compile(rf"(?:(?:{deeper}[^\n]*|[^\S\n]*|(?:{_FRAME_PATTERN})[^\n]*)\n)*")
+
+
+def _lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> list[int]:
+    """The numbers of the lines of ``text`` (starting at ``starts``) holding any of ``words``."""
+    numbers: set[int] = set()
+    for word in words:
+        found = text.find(word) if word[0] in text else -1  # one character: found fast
+        while found != -1:
+            line = bisect_left(starts, found + 1) - 1
+            numbers.add(line)
+            found = text.find(word, starts[line + 1])
+    return sorted(numbers)
 
 
 def find_truncation(text: str) -> re.Match[str] | None:

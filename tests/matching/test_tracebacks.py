@@ -213,7 +213,7 @@ def assert_bulk_reading_is_exact(lines: list[str]) -> None:
     ``_step``), find the same exceptions and the same structure."""
     bulk = read_exceptions(lines)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tracebacks._Reader, "_pass_frames", lambda _reader: None)
+        patch.setattr(tracebacks._Reader, "_pass_in_bulk", lambda _reader: None)
         one_by_one = read_exceptions(lines)
     assert bulk == one_by_one
 
