@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import accumulate, repeat
+from operator import add
 from typing import Any
 
 import ahocorasick
@@ -156,9 +158,10 @@ class PatternIndex:
         """Every (entry, text) where the entry's pattern matches, ordered by text then entry."""
         hits: list[Hit] = []
         unindexed = self._present_unindexed(texts)
-        for number, candidates in enumerate(self._candidates(texts, self._literals)):
+        candidates = self._candidates(texts, self._literals)
+        for number in range(len(texts)) if unindexed else sorted(candidates):
             text = texts[number]
-            for entry in sorted(candidates.union(unindexed)):
+            for entry in sorted(candidates.get(number, set()).union(unindexed)):
                 compiled = self._compile(entry)
                 found = compiled.search(text) if compiled is not None else None
                 if found is not None:
@@ -173,7 +176,7 @@ class PatternIndex:
         message to be sure.
         """
         hits: list[Hit] = []
-        [candidates] = self._candidates([text], self._heads)
+        candidates = self._candidates([text], self._heads).get(0, set())
         for entry in sorted(candidates):
             full = self._compile(entry)
             prefix = self._prefix(entry)
@@ -200,27 +203,32 @@ class PatternIndex:
         prepared = self._prepared[entry]
         return sum(map(len, prepared.literals)), -len(prepared.pattern)
 
-    def _candidates(self, texts: Sequence[str], automaton: ahocorasick.Automaton) -> list[set[int]]:
-        """One Aho-Corasick pass over all texts; the entries whose key occurs in each."""
-        found: list[set[int]] = [set() for _ in texts]
+    def _candidates(
+        self, texts: Sequence[str], automaton: ahocorasick.Automaton
+    ) -> dict[int, set[int]]:
+        """One Aho-Corasick pass over all texts; the entries whose key occurs in each text
+        that holds any, by the text's number."""
+        found: dict[int, set[int]] = {}
         if automaton.kind != ahocorasick.AHOCORASICK:
             return found
-        lowered = [text.lower() for text in texts]
-        starts = []
-        offset = 0
-        for text in lowered:
-            starts.append(offset)
-            offset += len(text) + 1
+        joined = "\n".join(texts).lower()
+        pieces = texts
+        if len(joined) != sum(map(len, texts)) + len(texts) - 1:  # "İ" lowers to two
+            pieces = [text.lower() for text in texts]
+            joined = "\n".join(pieces)
+        starts = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=0))
         seen: set[tuple[int, int]] = set()
-        for end, (key_id, numbers) in automaton.iter("\n".join(lowered)):
+        for end, (key_id, numbers) in automaton.iter(joined):
             line = bisect.bisect_right(starts, end) - 1
             if (line, key_id) not in seen:
                 seen.add((line, key_id))
-                found[line].update(numbers)
+                found.setdefault(line, set()).update(numbers)
         return found
 
     def _present_unindexed(self, texts: Sequence[str]) -> set[int]:
         """Patterns without a literal that match somewhere: one search each, not one per text."""
+        if not self._unindexed:
+            return set()
         joined = "\n".join(texts)
         return {entry for entry in self._unindexed if self._matches_somewhere(entry, joined)}
 

@@ -91,6 +91,17 @@ def test_index_agrees_with_a_naive_loop(seed: int) -> None:
     assert len(hits) > 30  # the corpus does exercise matches
 
 
+def test_index_of_literal_patterns_only_agrees_with_a_naive_loop() -> None:
+    """Without unindexed patterns only the texts holding a literal are verified; and a
+    character that lowercases to two ("İ") must not shift the texts after it."""
+    entries, texts = _corpus(500, 3)
+    index = PatternIndex.build([entry for entry in entries if entry.variant != "feature"])
+    texts = [f"İİ {text}" if number % 3 == 0 else text for number, text in enumerate(texts)]
+    hits = [(hit.entry, hit.text, hit.captures) for hit in index.search(texts)]
+    assert hits == _naive(index, texts)
+    assert len({text for _, text, _ in hits}) > 5
+
+
 def test_tuple_entries_and_variants() -> None:
     index = PatternIndex.build([("rec", "Only aligned copies are supported", "jax<=0.7 wording")])
     [hit] = index.search(["NotImplementedError: Only aligned copies are supported"])
