@@ -22,7 +22,12 @@ from functools import cache
 
 from app.matching.index import Hit, PatternIndex
 from app.matching.normalize import NormalizedPaste, normalize
-from app.matching.tracebacks import ExceptionRecord, find_truncation, read_exceptions
+from app.matching.tracebacks import (
+    ExceptionRecord,
+    find_truncation,
+    may_be_truncated,
+    read_exceptions,
+)
 from app.matching.values import (
     TypedValues,
     ValueSource,
@@ -117,11 +122,8 @@ def match_paste(
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
     claimed = {n for r in records for n in (*r.message_line_numbers, *r.repeated_lines)}
-    loose = [
-        n
-        for n, line in enumerate(paste.lines)
-        if n not in claimed and n not in reading.structure and line.strip()
-    ]
+    unread = set(range(len(paste.lines))).difference(claimed, reading.structure)
+    loose = [n for n in sorted(unread) if paste.lines[n].strip()]
     joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
     texts, owners = _message_texts(records, joined)
     # One search over the messages and the loose lines; hits come ordered by text.
@@ -215,7 +217,7 @@ def _in_loose_lines(
         line = loose[hit.text - first]
         candidates.append(_Candidate(("line", line), hit, line, None, lines[line], LOOSE_LINE))
     found = {c.line for c in candidates}
-    for line in loose:
+    for line in _possibly_cut(lines, loose):
         cut = find_truncation(lines[line])
         if cut is None or line in found:
             continue
@@ -224,6 +226,11 @@ def _in_loose_lines(
             score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
             candidates.append(_Candidate(("line", line), hit, line, None, text, score))
     return candidates
+
+
+def _possibly_cut(lines: Sequence[str], numbers: Sequence[int]) -> Sequence[int]:
+    """``numbers``, or none of them when their lines hold no truncation marker at all."""
+    return numbers if may_be_truncated("\n".join(lines[n] for n in numbers)) else ()
 
 
 def _best_per_error(

@@ -345,9 +345,12 @@ def _lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> li
 
 def find_truncation(text: str) -> re.Match[str] | None:
     """``TRUNCATION.search(text)``, skipped for text with none of the markers' characters."""
-    if "…" in text or "..." in text or "truncated" in text:
-        return TRUNCATION.search(text)
-    return None
+    return TRUNCATION.search(text) if may_be_truncated(text) else None
+
+
+def may_be_truncated(text: str) -> bool:
+    """Whether ``text`` holds a truncation marker's characters: if not, no line of it is cut."""
+    return "…" in text or "..." in text or "truncated" in text
 
 
 def _is_furniture(text: str) -> bool:
