@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 MAX_PASTE_BYTES = 1 << 20
 # Share of control characters above which a paste is treated as binary, not text.
@@ -96,9 +96,16 @@ _PREFIXES = (
     # Markdown and e-mail quotes, but not the Python prompt ">>> "
     re.compile(r"^\s*>(?!>>)\s?"),
 )
-# Every prefix at once: most lines have none, and one failed match says so.
-_ANY_PREFIX = re.compile(
-    "|".join(f"(?{'i' if p.flags & re.IGNORECASE else ''}:{p.pattern})" for p in _PREFIXES)
+# Every prefix at once, nested up to eight deep ("> [stderr] E   ..."): at each step the
+# first of ``_PREFIXES`` that matches, as stripping them one by one would (none matches
+# empty text, and nothing follows the repetition to make it backtrack).
+_NESTED_PREFIXES = re.compile(
+    "(?:"
+    + "|".join(
+        f"(?{'i' if p.flags & re.IGNORECASE else ''}:{p.pattern.removeprefix('^')})"
+        for p in _PREFIXES
+    )
+    + "){1,8}"
 )
 # Where a line can begin, in printable ASCII without tabs, for a _PREFIXES pattern to match
 # it: the first character each can start with (after spaces, for a quote). A superset.
@@ -116,11 +123,11 @@ _INLINE_CODE = re.compile(r"^`([^`]+)`$")
 
 def normalize(paste: str | bytes) -> NormalizedPaste:
     """Clean a paste for the grammar. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
-    text = _decode(paste)
+    text, ansi, plain = _decode(paste)
     original = tuple(_split_lines(text))
     is_html = _HTML_TAG.search(text) is not None
     # Dropping <script> blocks can join text into a code, so HTML is checked line by line.
-    ansi = is_html or _has_ansi(text)
+    ansi = is_html or ansi
     lines: list[str] = []
     origins: list[int] = []
     if is_html or ansi:
@@ -131,7 +138,7 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
                     lines.append(line)
                     origins.append(number)
         return NormalizedPaste(tuple(lines), tuple(origins), original)
-    if "\r" not in text and _all_printable(text):
+    if plain and "\r" not in text:
         return _normalize_plain(text, original)
     for number, raw in enumerate(original, start=1):
         cleaned = _clean_line(raw, False, False)
@@ -174,29 +181,42 @@ def _may_start_a_prefix(text: str) -> list[int]:
     return numbers
 
 
-def _decode(paste: str | bytes) -> str:
-    """Check size and readability; return valid UTF-8 text (lone surrogates replaced)."""
+class _Decoded(NamedTuple):
+    text: str  # valid UTF-8, lone surrogates replaced
+    ansi: bool  # may hold an ANSI code (``False``: certainly none)
+    plain: bool  # printable ASCII without tabs, line breaks aside (``False`` may be wrong)
+
+
+def _decode(paste: str | bytes) -> _Decoded:
+    """Check size and readability, and tell what cleaning the text may need."""
+    text = None
     if isinstance(paste, str):
         text = paste
         try:
             paste = text.encode("utf-8")
         except UnicodeEncodeError:  # only lone surrogates fail to encode
             paste = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+            text = None
     if len(paste) > MAX_PASTE_BYTES:
         raise PasteTooLarge(f"paste is {len(paste)} bytes; the limit is {MAX_PASTE_BYTES}")
     if b"\x00" in paste:
         raise UnreadablePaste("paste contains NUL bytes; it looks like binary data")
-    text = paste.decode("utf-8", "replace")
-    visible = _ANSI.sub("", text) if _has_ansi(text) else text
-    if not visible.strip():
+    if text is None:
+        text = paste.decode("utf-8", "replace")
+    ansi = _has_ansi(text)
+    visible = _ANSI.sub("", text) if ansi else text
+    if not visible or visible.isspace():
         raise UnreadablePaste("paste is empty")
-    if visible is text and paste.isascii():
-        controls = len(paste) - len(paste.translate(None, _CONTROL_BYTES))
+    plain = False
+    if not ansi and paste.isascii():
+        unprintable = len(paste) - len(paste.translate(None, _UNPRINTABLE_BYTES))
+        controls = unprintable - paste.count(b"\t")
+        plain = unprintable == 0
     else:
         controls = len(_CONTROL.findall(visible))
     if controls > MAX_CONTROL_SHARE * len(visible):
         raise UnreadablePaste("paste is mostly non-printable characters; it looks binary")
-    return text
+    return _Decoded(text, ansi, plain)
 
 
 def _split_lines(text: str) -> list[str]:
@@ -204,14 +224,6 @@ def _split_lines(text: str) -> list[str]:
     if "\r" in text or "\u2028" in text or "\u2029" in text:
         return _LINE_BREAK.split(text)
     return text.split("\n")
-
-
-def _all_printable(text: str) -> bool:
-    """Whether every line of ``text`` is printable ASCII (``False`` may be a false alarm)."""
-    if not text.isascii():
-        return False
-    data = text.encode("ascii")
-    return len(data.translate(None, _UNPRINTABLE_BYTES)) == len(data)
 
 
 def _has_ansi(text: str) -> bool:
@@ -240,9 +252,7 @@ def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
         line = html.unescape(line)
     if not line.isprintable():  # every _INVISIBLE character is unprintable, as is U+00A0
         line = _INVISIBLE.sub("", line.replace("\u00a0", " ")).expandtabs(4)
-    line = line.rstrip()
-    if _ANY_PREFIX.match(line) is not None:
-        line = _strip_prefixes(line)
+    line = _strip_prefixes(line.rstrip())
     if "```" in line or "~~~" in line:
         if _FENCE.match(line):
             return None
@@ -255,14 +265,6 @@ def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
 
 
 def _strip_prefixes(line: str) -> str:
-    """Strip logger and tool prefixes, the first listed first, as often as they nest.
-
-    ``_ANY_PREFIX`` tries the prefixes in ``_PREFIXES`` order, each anchored and never
-    empty, so its match is the first prefix that would strip anything.
-    """
-    for _ in range(8):  # prefixes nest ("> [stderr] E   ..."), but never deeply
-        found = _ANY_PREFIX.match(line)
-        if found is None:
-            return line
-        line = line[found.end() :]
-    return line
+    """Strip logger and tool prefixes, the first listed first, as often as they nest."""
+    found = _NESTED_PREFIXES.match(line)
+    return line if found is None else line[found.end() :]

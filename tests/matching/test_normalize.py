@@ -180,9 +180,24 @@ def test_the_plain_text_path_cleans_exactly_as_the_line_by_line_one(pasted: list
         return
     fast = normalize(text)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(normalize_module, "_all_printable", lambda _text: False)
+        decode = normalize_module._decode
+        patch.setattr(normalize_module, "_decode", lambda p: decode(p)._replace(plain=False))
         general = normalize(text)
     assert (fast.lines, fast.origins) == (general.lines, general.origins)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PLAIN_PIECES), max_size=6).map("".join))
+def test_one_match_strips_nested_prefixes_as_stripping_one_at_a_time_does(line: str) -> None:
+    expected = line
+    for _ in range(8):
+        found = next(
+            (f for p in normalize_module._PREFIXES if (f := p.match(expected)) is not None), None
+        )
+        if found is None:
+            break
+        expected = expected[found.end() :]
+    assert normalize_module._strip_prefixes(line) == expected
 
 
 @settings(max_examples=500, deadline=None)
