@@ -134,13 +134,10 @@ class Reading:
 
 def read_exceptions(lines: Sequence[str]) -> Reading:
     """Every exception in ``lines``, chains merged and numbered root-first."""
-    text = "\n".join(lines) + "\n"
-    if "Exception Group" in text and any(
-        "Exception Group" in line and _GROUP_HEADER.match(line) for line in lines
-    ):
-        lines = _strip_group_bars(lines)
-        text = "\n".join(lines) + "\n"
-    reader = _Reader(list(lines), text)
+    reader = _Reader(list(lines))
+    # A group's header holds "Traceback", a stop word: only those lines need looking at.
+    if any(_GROUP_HEADER.match(reader.lines[number]) for number in reader.stops):
+        reader = _Reader(_strip_group_bars(lines))
     reader.run()
     return Reading(_finish(reader.found), frozenset(reader.structure))
 
@@ -163,13 +160,13 @@ class _Reader:
     that end a run go through ``_step`` one by one.
     """
 
-    def __init__(self, lines: list[str], text: str) -> None:
-        """``text``: the lines joined, each ended by a line break."""
+    def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self.text = text
+        self.text = "\n".join(lines) + "\n"
         # Where each line starts in ``text``, and where the text ends.
         self.starts = list(accumulate(map(add, map(len, lines), repeat(1)), initial=0))
-        self.stops = _lines_holding(_STOP_WORDS, text, self.starts)
+        # The lines holding a stop word, where every bulk pass ends.
+        self.stops = _lines_holding(_STOP_WORDS, self.text, self.starts)
         self.found: list[ExceptionRecord] = []
         self.structure: set[int] = set()
         self.chain = -1
