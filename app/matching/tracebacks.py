@@ -18,7 +18,7 @@ layout (``---> 14`` arrows, ``Cell In[3], line 14``, frames separated by blank l
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -30,6 +30,9 @@ ANNOUNCING_WRAPPERS = frozenset({"JaxStackTraceBeforeTransformation", "Unfiltere
 # Wrappers whose real cause is printed earlier in the chain.
 CHAINED_WRAPPERS = frozenset({"LoweringError"})
 MAX_MESSAGE_LINES = 200
+# Frames under a header indented deeper than this are read line by line: each indent needs
+# a pattern of its own, and a paste may indent its headers any way it likes.
+MAX_BULK_INDENT = 16
 
 _CLASS = r"[A-Za-z_]\w*(?:\.[A-Za-z_<>][\w<>]*)*"
 # Outside a traceback only names that read like exceptions count, so that "Note: ..." or
@@ -195,6 +198,8 @@ class _Reader:
         stop = self.stops[following] if following < len(self.stops) else len(self.lines)
         if stop == start:
             return
+        if self.in_frames and self.header_indent > MAX_BULK_INDENT:
+            return
         run = _frames_run(self.header_indent) if self.in_frames else _PLAIN_RUN
         found = run.match(self.text, self.starts[start], self.starts[stop])
         assert found is not None  # a run of no lines matches too
@@ -324,7 +329,7 @@ class _Reader:
 @cache
 def _frames_run(header_indent: int) -> re.Pattern[str]:
     """A run of lines inside a traceback whose header is indented by ``header_indent``."""
-    deeper = " " * (header_indent + 1)
+    deeper = f"[ ]{{{header_indent + 1}}}"
     return re.compile(rf"(?:(?:{deeper}[^\n]*|[^\S\n]*|(?:{_FRAME_PATTERN})[^\n]*)\n)*")
 
 
@@ -332,9 +337,10 @@ def _lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> li
     """The numbers of the lines of ``text`` (starting at ``starts``) holding any of ``words``."""
     numbers: set[int] = set()
     for word in words:
-        found = text.find(word) if word[0] in text else -1  # one character: found fast
+        # Looking for one character is quicker than for a word, and "+" is rare.
+        found = text.find(word) if word[0] in text else -1
         while found != -1:
-            line = bisect_left(starts, found + 1) - 1
+            line = bisect_right(starts, found) - 1
             numbers.add(line)
             found = text.find(word, starts[line + 1])
     return sorted(numbers)

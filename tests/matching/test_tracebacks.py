@@ -208,6 +208,21 @@ def test_passing_frames_in_bulk_reads_every_fixture_exactly(path: Path) -> None:
     assert_bulk_reading_is_exact(list(normalize(fixture_text(path)).lines))
 
 
+def test_passing_frames_in_bulk_under_headers_indented_any_way_reads_exactly() -> None:
+    lines = []
+    indents = range(0, 2 * tracebacks.MAX_BULK_INDENT + 4, 3)
+    for indent in indents:
+        pad = " " * indent
+        lines += [
+            f"{pad}Traceback (most recent call last):",
+            f'{pad}  File "k.py", line {indent}, in f',
+            f"{pad}    source line",
+            f"{pad}ValueError: {COPY_INT4}",
+        ]
+    assert_bulk_reading_is_exact(lines)
+    assert len(read_exceptions(lines).exceptions) == len(indents)
+
+
 def assert_bulk_reading_is_exact(lines: list[str]) -> None:
     """The reader with its bulk pass over frames, and without it (every line through
     ``_step``), find the same exceptions and the same structure."""
