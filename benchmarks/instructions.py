@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 import uvloop
 
-from benchmarks.request_path import asgi_call, calibrated_app, measured_calls
+from benchmarks.request_path import asgi_call, calibrated_app, measured_calls, prepared
 
 WARM_UP = 50
 _TOTAL = re.compile(r"^(?:summary|totals): (\d+)", re.MULTILINE)
@@ -87,7 +87,7 @@ def _counted(endpoint: str, calls: int) -> int:
 
 async def _calls(endpoint: str, calls: int) -> None:
     app, (method, path, body) = calibrated_app(), measured_calls()[endpoint]
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull), prepared(endpoint):
         async with app.router.lifespan_context(app):
             for _ in range(WARM_UP):
                 await asgi_call(app, method, path, body)

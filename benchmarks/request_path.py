@@ -13,7 +13,10 @@ Beside the real endpoints a calibration route is added to this app only, access-
 every API call: ``POST /echo`` validates its body with pydantic and returns it, measured
 with the compute body and with the 20 KB paste the match endpoint reads. It is the ceiling
 for an endpoint that does anything with such a body on this stack. (One route for both: each
-route tried before the real ones costs every request some 6,000 instructions.)
+route tried before the real ones costs every request some 6,000 instructions.) A second
+calibration calls the match endpoint with the paste's report stored: everything but reading
+the paste and matching it, which is what the endpoint could cost with a matcher that took
+no time at all.
 The table gives the median wall time per call over all rounds
 and its share of ``/healthz``'s rate: the median over rounds of ``/healthz``'s median time
 ÷ the endpoint's, in that round.
@@ -30,7 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +46,7 @@ from pydantic import BaseModel
 from benchmarks import corpus
 
 COMPUTE = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+STORED_MATCH = "POST /api/match (calibration, report stored)"
 
 
 class Echo(BaseModel):
@@ -77,8 +81,32 @@ def measured_calls() -> dict[str, Case]:
         "GET /api/errors/{id}": ("GET", f"/api/errors/{corpus.KNOWN_RECORD}", b""),
         "POST /api/compute": ("POST", "/api/compute", json.dumps(COMPUTE).encode()),
         "POST /echo (calibration, 20 KB paste)": ("POST", "/echo", paste),
+        STORED_MATCH: ("POST", "/api/match", paste),
         "POST /api/match (20 KB)": ("POST", "/api/match", paste),
     }
+
+
+@contextlib.contextmanager
+def prepared(endpoint: str) -> Iterator[None]:
+    """While ``endpoint``'s calls run: for ``STORED_MATCH``, ``match_paste`` answers with the
+    report it gave the first time."""
+    if endpoint != STORED_MATCH:
+        yield
+        return
+    reading: Any = sys.modules["app.services.match"]  # imported by the app
+    matcher = reading.match_paste
+    stored: list[Any] = []
+
+    def stored_report(*args: Any, **kwargs: Any) -> Any:
+        if not stored:
+            stored.append(matcher(*args, **kwargs))
+        return stored[0]
+
+    reading.match_paste = stored_report
+    try:
+        yield
+    finally:
+        reading.match_paste = matcher
 
 
 def calibrated_app() -> Any:
@@ -107,12 +135,14 @@ async def _run(calls: int, rounds: int) -> None:
     # The app logs every call to stderr.
     with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
         async with app.router.lifespan_context(app):
-            for case in cases.values():
-                await _times(app, *case, 200)  # warm-up
+            for name, case in cases.items():
+                with prepared(name):
+                    await _times(app, *case, 200)  # warm-up
             batches: dict[str, list[list[float]]] = {name: [] for name in cases}
             for _ in range(rounds):
                 for name, case in cases.items():
-                    batches[name].append(await _times(app, *case, calls // rounds))
+                    with prepared(name):
+                        batches[name].append(await _times(app, *case, calls // rounds))
     trivial = [statistics.median(batch) for batch in batches["GET /healthz"]]
     print(f"# in-process ASGI calls, uvloop, {calls:,} per endpoint in {rounds} rounds")
     print("| endpoint | median | of `/healthz` |")
