@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
-from pydantic import ValidationError
+from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 
 from app.api.bodies import invalid_body, json_body
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
@@ -15,12 +16,27 @@ from app.errors import InvalidInput
 from app.observability.metrics import count_match
 from app.rendering.cards import match_cards
 from app.rendering.negotiation import prefers_markdown
-from app.services.match import MatchRequest, MatchResponse, MatchService
+from app.services.match import (
+    JAX_VERSION_MAX_LENGTH,
+    MatchRequest,
+    MatchResponse,
+    MatchService,
+)
 
 router = APIRouter(prefix="/api", tags=["match"])
 # Pastes matched on the event loop: up to about 2 ms of CPU, less than the interpreter's
 # 5 ms switch interval, so a worker thread would not give the loop its turn any sooner.
 ON_LOOP_PASTE_BYTES = 64 * 1024
+_JAX_VERSION = TypeAdapter(Annotated[str, Field(max_length=JAX_VERSION_MAX_LENGTH)])
+# Read by the endpoint itself: FastAPI's resolving of a declared query parameter cost more
+# than a 20 KB paste's JSON parsing.
+_JAX_VERSION_PARAMETER = {
+    "name": "jaxVersion",
+    "in": "query",
+    "required": False,
+    "description": "The JAX version the paste came from, where the body does not say it.",
+    "schema": _JAX_VERSION.json_schema(),
+}
 
 
 @router.post(
@@ -28,17 +44,20 @@ ON_LOOP_PASTE_BYTES = 64 * 1024
     response_model=MatchResponse,
     summary="Find known errors in a pasted traceback",
     responses=MARKDOWN_ANSWER,
-    openapi_extra=json_body(MatchRequest, {"text/plain": {"schema": {"type": "string"}}}),
+    openapi_extra={
+        **json_body(MatchRequest, {"text/plain": {"schema": {"type": "string"}}}),
+        "parameters": [_JAX_VERSION_PARAMETER],
+    },
 )
-async def match(
-    request: Request,
-    jax_version: Annotated[str | None, Query(alias="jaxVersion", max_length=40)] = None,
-) -> MatchResponse | Response:
+async def match(request: Request) -> MatchResponse | Response:
     body = await request.body()
+    jax_version = _jax_version(request)
     content_type = request.headers.get("content-type", "")
     try:
         if content_type.startswith("application/json"):
             payload = MatchRequest.model_validate_json(body)
+            if payload.jaxVersion is None and jax_version is not None:
+                payload = payload.model_copy(update={"jaxVersion": jax_version})
         else:
             payload = MatchRequest(text=_text(body), jaxVersion=jax_version)
     except ValidationError as exc:
@@ -53,6 +72,18 @@ async def match(
     if prefers_markdown(request.headers.get("accept")):
         return markdown_response(match_cards(result, catalog.records, links_for(request)))
     return result
+
+
+def _jax_version(request: Request) -> str | None:
+    """The ``jaxVersion`` query parameter, checked as FastAPI checks a declared one."""
+    value = request.query_params.get("jaxVersion")
+    if value is None:
+        return None
+    try:
+        return _JAX_VERSION.validate_python(value)
+    except ValidationError as exc:
+        errors = [{**error, "loc": ("query", "jaxVersion")} for error in exc.errors()]
+        raise RequestValidationError(errors) from None
 
 
 def _text(body: bytes) -> str:

@@ -23,9 +23,12 @@ _OPERATION_HINTS = {
 }
 
 
+JAX_VERSION_MAX_LENGTH = 40
+
+
 class MatchRequest(BaseModel):
     text: str = Field(min_length=1, description="A traceback, log or chat paste (≤ 1 MiB).")
-    jaxVersion: str | None = Field(default=None, max_length=40)
+    jaxVersion: str | None = Field(default=None, max_length=JAX_VERSION_MAX_LENGTH)
 
 
 class ValuesOut(BaseModel):

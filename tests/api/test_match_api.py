@@ -105,6 +105,24 @@ def test_bad_pastes(client: httpx.Client) -> None:
     assert_problem(malformed, 422)
 
 
+def test_the_jax_version_comes_from_the_body_else_from_the_query(client: httpx.Client) -> None:
+    """The fix is the engine's for the JAX version the paste came from: JAX 0.5 worded the
+    copy error differently."""
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    old = {"jaxVersion": "0.5.0"}
+    answers = [
+        client.post("/api/match", params=old, content=text, headers={"Content-Type": "text/plain"}),
+        client.post("/api/match", params=old, json={"text": text}),
+        client.post("/api/match", params=old, json={"text": text, "jaxVersion": "0.10.2"}),
+        client.post("/api/match", json={"text": text}),
+    ]
+    fixes = [answer.json()["matches"][0]["fix"] for answer in answers]
+    assert [fix["jaxVersion"] for fix in fixes] == ["0.5.0", "0.5.0", "0.10.2", "0.10.2"]
+    assert fixes[0]["firstViolation"]["message"] != fixes[2]["firstViolation"]["message"]
+    too_long = client.post("/api/match", params={"jaxVersion": "0." * 21}, json={"text": text})
+    assert_problem(too_long, 422, "jaxVersion")
+
+
 def test_a_record_added_through_the_api_is_matched_at_once(
     client: httpx.Client, curator: httpx.Client
 ) -> None:
