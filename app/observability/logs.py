@@ -9,6 +9,7 @@ secret-sounding keys and bearer credentials are masked.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import logging
 import os
@@ -53,9 +54,15 @@ class _LineBuffer:
     one write per ``limit`` bytes or ``delay`` seconds, not one per request.
 
     A write is whole lines of at most ``limit`` bytes (within ``PIPE_BUF``), so lines from
-    several workers sharing a pipe never interleave mid-line. The delayed writes come from a
-    thread of the buffer's own, started in each process that logs: a timer on an event
-    loop would wait for that loop, which may never run again. A forked child starts empty.
+    several workers sharing a pipe never interleave mid-line. While lines keep coming, the
+    one adding a line writes those waiting once the oldest has waited ``delay``. The last
+    ones are written by a timer on the event loop serving the request that added the first
+    of them, when the caller names that loop; else by a thread of the buffer's own. (A
+    server names its loop: woken while the loop's thread was busy, the thread waited for
+    the GIL for a long time, and every system call of the loop meanwhile handed the GIL over
+    to no use, 8 µs a request. The running loop is not asked for: code that merely runs
+    inside one, as under Playwright's sync API, may never let it run again.) A forked child
+    starts empty.
     """
 
     def __init__(self, limit: int = 4096, delay: float = 0.05) -> None:
@@ -63,24 +70,43 @@ class _LineBuffer:
         self.delay = delay
         self._lines: list[str] = []
         self._size = 0
+        self._oldest = 0.0  # when the first waiting line came (monotonic)
         self._lock = threading.Lock()
-        self._due = threading.Event()  # set while lines wait for the flusher
+        self._due = threading.Event()  # set while lines wait
         self._flusher_started = False
 
-    def add(self, line: str) -> None:
+    def add(self, line: str, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        now = time.monotonic()
         with self._lock:
-            if self._size + len(line) > self.limit:
+            if self._lines and (
+                self._size + len(line) > self.limit or now - self._oldest >= self.delay
+            ):
                 self._write()
+            first = not self._lines
+            if first:
+                self._oldest = now
             self._lines.append(line)
             self._size += len(line)
-            if not self._due.is_set():
-                self._start_flusher()
-                self._due.set()
+        if first:
+            self._write_later(now, loop)
 
     def flush(self) -> None:
         with self._lock:
             self._write()
-            self._due.clear()
+
+    def _write_later(self, oldest: float, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Write the lines that began waiting at ``oldest`` once ``delay`` has passed, unless a
+        later line has written them by then."""
+        if loop is None:
+            self._start_flusher()
+            self._due.set()
+        else:
+            loop.call_later(self.delay, self._write_batch, oldest)
+
+    def _write_batch(self, oldest: float) -> None:
+        with self._lock:
+            if self._lines and self._oldest == oldest:
+                self._write()
 
     def _write(self) -> None:
         if self._lines:
@@ -105,7 +131,11 @@ class _LineBuffer:
         while True:
             self._due.wait()
             time.sleep(self.delay)
-            self.flush()
+            with self._lock:
+                if self._lines and time.monotonic() - self._oldest >= self.delay:
+                    self._write()
+                if not self._lines:  # else lines came after a write: sleep again
+                    self._due.clear()
 
 
 _access_lines = _LineBuffer()
@@ -250,13 +280,20 @@ def get_logger(name: str) -> Any:
     return structlog.get_logger(name)
 
 
-def log_access(request_id: str, fields: Mapping[str, Any], *, failed: bool) -> None:
+def log_access(
+    request_id: str,
+    fields: Mapping[str, Any],
+    *,
+    failed: bool,
+    loop: asyncio.AbstractEventLoop | None = None,
+) -> None:
     """One access line, at ``warning`` for a failed request, else at ``info``.
 
     It is written for every request, so in JSON it is rendered here, in one ``orjson``
     call, in the shape of every other line (structlog's processors cost seven times as
-    much), and written with the lines of other requests within 50 ms (see ``_LineBuffer``).
-    Of the fields, only the path is the client's text: it is masked.
+    much), and written with the lines of other requests within 50 ms (see ``_LineBuffer``;
+    ``loop``: the event loop serving the request). Of the fields, only the path is the
+    client's text: it is masked.
     """
     settings = _access_log_settings
     level = logging.WARNING if failed else logging.INFO
@@ -276,4 +313,4 @@ def log_access(request_id: str, fields: Mapping[str, Any], *, failed: bool) -> N
     if "path" in event:
         event["path"] = _mask(event["path"])
     event["pid"] = _pid
-    _access_lines.add(orjson.dumps(event, option=orjson.OPT_UTC_Z).decode() + "\n")
+    _access_lines.add(orjson.dumps(event, option=orjson.OPT_UTC_Z).decode() + "\n", loop)

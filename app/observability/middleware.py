@@ -3,6 +3,7 @@ and the latency histogram, labelled by route template, never by the raw path."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -77,6 +78,7 @@ class RequestContext:
 
 
 def _log_access(scope: Scope, request_id: str, route: str, status: int, elapsed: float) -> None:
+    """Called on the event loop serving the request, which the access log's timer uses."""
     client = scope.get("client")
     fields: dict[str, Any] = {
         "method": scope["method"],
@@ -86,4 +88,4 @@ def _log_access(scope: Scope, request_id: str, route: str, status: int, elapsed:
         "duration_ms": round(elapsed * 1000, 2),
         "client": client[0] if client else None,
     }
-    log_access(request_id, fields, failed=status >= 500)
+    log_access(request_id, fields, failed=status >= 500, loop=asyncio.get_running_loop())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,11 +26,19 @@ from tests.conftest import (
 T = TypeVar("T")
 
 
-def run_on_a_loop_of_its_own(work: Coroutine[Any, Any, T]) -> T:
+def run_on_a_loop_of_its_own(
+    work: Coroutine[Any, Any, T],
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
+) -> T:
     """``asyncio.run(work)`` in a thread of its own: another fixture (the browser) may own
     this thread's event loop."""
+
+    def run() -> T:
+        with asyncio.Runner(loop_factory=loop_factory) as runner:
+            return runner.run(work)
+
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
+        return pool.submit(run).result()
 
 
 def log_records(log_path: Path) -> list[dict[str, Any]]:

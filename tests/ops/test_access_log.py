@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
@@ -10,9 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import uvloop
+from starlette.types import Message, Receive, Scope, Send
 
 from app.observability import logs
 from app.observability.logs import configure_logging, flush_access_log, log_access
+from app.observability.middleware import RequestContext
+from tests.ops.conftest import run_on_a_loop_of_its_own
 
 FIELDS = {
     "method": "GET",
@@ -110,6 +115,59 @@ def test_lines_are_written_together_soon_after(capture: Capture) -> None:
     while not stderr.writes and time.monotonic() < deadline:
         time.sleep(0.01)
     assert stderr.writes == ["line 0\nline 1\nline 2\n"]
+
+
+EVENT_LOOPS = {"asyncio": asyncio.new_event_loop, "uvloop": uvloop.new_event_loop}
+
+
+@pytest.mark.parametrize("make_loop", EVENT_LOOPS.values(), ids=EVENT_LOOPS.keys())
+def test_lines_added_on_an_event_loop_are_written_by_a_timer_on_it(
+    capture: Capture, make_loop: Callable[[], asyncio.AbstractEventLoop]
+) -> None:
+    stderr = capture()
+    lines = logs._LineBuffer(delay=0.2)
+
+    async def serve() -> list[list[str]]:
+        loop = asyncio.get_running_loop()
+        lines.add("a\n", loop)
+        time.sleep(0.25)  # the loop is busy: its timer cannot run
+        lines.add("b\n", loop)  # "a" has waited long enough: this call writes it
+        lines.add("c\n", loop)
+        seen = [list(stderr.writes)]
+        await asyncio.sleep(0.02)  # "a"'s timer, late, must not write "b" and "c" early
+        seen.append(list(stderr.writes))
+        await asyncio.sleep(0.5)
+        return seen
+
+    assert run_on_a_loop_of_its_own(serve(), make_loop) == [["a\n"], ["a\n"]]
+    assert stderr.writes == ["a\n", "b\nc\n"]
+    assert not lines._flusher_started  # no thread to wait for the loop's GIL
+
+
+def test_a_served_request_has_its_line_written_by_the_loop_serving_it(
+    capture: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stderr = capture()
+    configure_logging("INFO", "json")
+    monkeypatch.setattr(logs._access_lines, "_start_flusher", lambda: pytest.fail("a thread"))
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def serve() -> list[str]:
+        scope = {"type": "http", "method": "GET", "path": "/api/x", "headers": []}
+        await RequestContext(app, resolve=lambda path: path)(scope, receive, send)
+        await asyncio.sleep(0.2)
+        return [line["path"] for line in stderr.lines()]
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        pass
+
+    assert run_on_a_loop_of_its_own(serve()) == ["/api/x"]
 
 
 def test_a_write_is_whole_lines_within_the_limit(capture: Capture) -> None:
