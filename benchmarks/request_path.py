@@ -13,7 +13,7 @@ Beside the real endpoints a calibration route is added to this app only, access-
 every API call: ``POST /echo`` validates its body with pydantic and returns it, measured
 with the compute body and with the 20 KB paste the match endpoint reads. It is the ceiling
 for an endpoint that does anything with such a body on this stack. (One route for both: each
-route tried before the real ones costs every request some 6,000 instructions.) A second
+route tried before the real ones costs every request some 12,000 instructions.) A second
 calibration calls the match endpoint with the paste's report stored: everything but reading
 the paste and matching it, which is what the endpoint could cost with a matcher that took
 no time at all.

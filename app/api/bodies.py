@@ -25,8 +25,14 @@ def parse_json(model: type[Model], body: bytes) -> Model:
 
 def invalid_body(exc: ValidationError) -> RequestValidationError:
     """A body's validation errors as FastAPI raises them."""
+    return invalid_at(("body",), exc)
+
+
+def invalid_at(where: tuple[str, ...], exc: ValidationError) -> RequestValidationError:
+    """Validation errors of the request's part ``where`` (``("query", "jaxVersion")``), as
+    FastAPI raises them."""
     return RequestValidationError(
-        [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+        [{**error, "loc": (*where, *error["loc"])} for error in exc.errors()]
     )
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Request, Response
-from fastapi.exceptions import RequestValidationError
 from pydantic import Field, TypeAdapter, ValidationError
 
-from app.api.bodies import invalid_body, json_body
+from app.api.bodies import invalid_at, invalid_body, json_body
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
@@ -82,8 +81,7 @@ def _jax_version(request: Request) -> str | None:
     try:
         return _JAX_VERSION.validate_python(value)
     except ValidationError as exc:
-        errors = [{**error, "loc": ("query", "jaxVersion")} for error in exc.errors()]
-        raise RequestValidationError(errors) from None
+        raise invalid_at(("query", "jaxVersion"), exc) from None
 
 
 def _text(body: bytes) -> str:

@@ -337,8 +337,7 @@ def _lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> li
     """The numbers of the lines of ``text`` (starting at ``starts``) holding any of ``words``."""
     numbers: set[int] = set()
     for word in words:
-        # Looking for one character is quicker than for a word, and "+" is rare.
-        found = text.find(word) if word[0] in text else -1
+        found = text.find(word)
         while found != -1:
             line = bisect_right(starts, found) - 1
             numbers.add(line)
