@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 import uvicorn
@@ -17,6 +19,8 @@ from app.api.records import envelope
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.errors import NotFound, ProblemError
+from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_one, mine_releases
+from app.knowledge.scope import SourceTreeError
 from app.migrate import upgrade
 from app.observability.logs import configure_logging
 from app.observability.multiprocess import metrics_dir
@@ -182,6 +186,52 @@ def db_upgrade(
         upgrade(settings, engine)
     engine.dispose()
     typer.echo("database is at the newest revision")
+
+
+@cli.command()
+def mine(
+    source: Annotated[Path, typer.Argument(help="A JAX checkout, or an installed jax package.")],
+    version: Annotated[str, typer.Option(help="The JAX release it is, e.g. 0.10.2.")],
+    commit: Annotated[
+        str | None, typer.Option(help="Its commit (default: from data/jax-releases.json).")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Write here, not to stdout.")] = None,
+    history: Annotated[
+        Path | None, typer.Option(help="A mined dataset to link this release into.")
+    ] = None,
+) -> None:
+    """Mine every error site of one JAX release into records (JSON Lines)."""
+    try:
+        with _output(out) as stream:
+            count = mine_one(source, version, commit, stream, history=history)
+    except (SourceTreeError, ValueError) as exc:
+        err.print(str(exc))
+        raise typer.Exit(code=2) from None
+    err.print(f"{count} records and annotations")
+
+
+@cli.command("mine-releases")
+def mine_releases_command(
+    git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
+    out: Annotated[Path, typer.Option(help="The dataset to write.")] = MINED_SITES,
+    rules_out: Annotated[Path, typer.Option(help="The lowering rules to write.")] = MINED_RULES,
+) -> None:
+    """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
+    with _output(out) as stream:
+        tracks = mine_releases(git_dir, stream, rules_out=rules_out)
+    err.print(f"{len(tracks)} sites in {out}; lowering rules in {rules_out}")
+
+
+@contextmanager
+def _output(path: Path | None) -> Iterator[IO[str]]:
+    if path is None:
+        yield sys.stdout
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", encoding="utf-8") as stream:
+        yield stream
+    partial.replace(path)
 
 
 def main() -> None:

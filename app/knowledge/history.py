@@ -1,0 +1,249 @@
+"""One error site across releases: linking each release's sites to the sites already known.
+
+A site is the same site in the next release when its file, enclosing function, error class
+and kind persist and its message is the same or reworded (the three wordings of the
+warpgroup-bytes error are one site). Ids are given once, when a site is first seen, and kept:
+linking a new release never changes an id, and a site that disappears keeps its record with
+its last release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+
+from app.knowledge.releases import release_key
+from app.knowledge.sites import Site
+
+# Two wordings of one site share most of their text; below this similarity (0–100) a
+# changed message in the same function is a new site, not a rewording, unless the site
+# still checks the same condition (then its message was rewritten, not replaced).
+REWORDING_SIMILARITY = 60.0
+WINDOW = 18  # source lines each side of the site, as the dataset's records have
+
+
+@dataclass
+class Wording:
+    """One message of a site, and the releases that printed it."""
+
+    template: str
+    pattern: str
+    first: str
+    last: str
+
+
+@dataclass
+class Appearance:
+    """Where a site stands in one release."""
+
+    release: str
+    line: int
+    commit: str | None
+
+
+@dataclass
+class Track:
+    """A site followed through releases; the newest release's facts describe it."""
+
+    id: str
+    site: Site  # as found in the newest release it is in
+    wordings: list[Wording]
+    appearances: list[Appearance]
+    source: str | None = None  # the 37-line window around the newest line
+    source_start: int | None = None
+    source_end: int | None = None
+    curated: bool = False  # the id is a curated record's: mined facts join it as an annotation
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str | None, str, str]:
+        return _key(self.site)
+
+    @property
+    def releases(self) -> list[str]:
+        return [appearance.release for appearance in self.appearances]
+
+    @property
+    def last_release(self) -> str:
+        return self.appearances[-1].release
+
+
+@dataclass(frozen=True)
+class Found:
+    """A site of the release being linked, with its source window."""
+
+    site: Site
+    source: str
+    source_start: int
+    source_end: int
+
+
+def _key(site: Site) -> tuple[str, str | None, str, str]:
+    return (site.file_path, site.function, site.error_class, site.kind)
+
+
+def comparable_text(site: Site) -> str:
+    """What tells two sites of one function apart: the message, or a bare assert's test."""
+    return site.template or f"assert {site.condition or ''}"
+
+
+def link_release(
+    tracks: dict[str, Track],
+    release: str,
+    commit: str | None,
+    found: Iterable[Found],
+) -> None:
+    """Add ``release``'s sites to ``tracks`` (by id), in place.
+
+    Sites are paired within their file and function first; a site left over is then taken
+    as moved (to another file or function: ``LaunchContext.async_copy`` became
+    ``_prepare_tma`` and back) when a site of the previous release that did not continue
+    raised the same class with the same message and condition.
+    """
+    previous = _previous_release(tracks, release)
+    by_key: dict[tuple[str, str | None, str, str], list[Track]] = defaultdict(list)
+    for track in tracks.values():
+        by_key[track.key].append(track)
+    incoming: dict[tuple[str, str | None, str, str], list[Found]] = defaultdict(list)
+    for item in found:
+        incoming[_key(item.site)].append(item)
+    pairs: dict[int, Track] = {}
+    for key, items in incoming.items():
+        items.sort(key=lambda item: item.site.line)
+        pairs |= _pair(items, by_key.get(key, []), previous)
+    continued = {id(track) for track in pairs.values()}
+    orphans = [
+        track
+        for track in tracks.values()
+        if track.last_release == previous and id(track) not in continued
+    ]
+    leftovers = [item for items in incoming.values() for item in items if id(item) not in pairs]
+    pairs |= _moved(leftovers, orphans)
+    for items in incoming.values():
+        for item in items:
+            track = pairs.get(id(item)) or _new_track(tracks, item, release)
+            tracks[track.id] = track
+            _appear(track, item, release, commit)
+
+
+def _moved(items: list[Found], orphans: list[Track]) -> dict[int, Track]:
+    """Sites that moved: the same class, kind, message and condition, somewhere else."""
+    waiting: dict[tuple[str, str, str, str | None], list[Track]] = defaultdict(list)
+    for track in orphans:
+        site = track.site
+        waiting[(site.error_class, site.kind, comparable_text(site), site.condition)].append(track)
+    pairs: dict[int, Track] = {}
+    for item in sorted(items, key=lambda item: (item.site.file_path, item.site.line)):
+        site = item.site
+        candidates = waiting.get(
+            (site.error_class, site.kind, comparable_text(site), site.condition)
+        )
+        if not candidates:
+            continue
+        chosen = min(
+            candidates,
+            key=lambda t: (t.site.function != site.function, t.site.file_path != site.file_path),
+        )
+        candidates.remove(chosen)
+        pairs[id(item)] = chosen
+    return pairs
+
+
+def _previous_release(tracks: dict[str, Track], release: str) -> str | None:
+    """The newest release linked so far; releases are linked oldest first."""
+    known = {r for track in tracks.values() for r in track.releases}
+    if not known:
+        return None
+    newest = max(known, key=release_key)
+    if release_key(release) <= release_key(newest):
+        raise ValueError(f"release {release} is not newer than {newest}, already linked")
+    return newest
+
+
+def _pair(items: list[Found], candidates: list[Track], previous: str | None) -> dict[int, Track]:
+    """Each found site to the known site it continues, if any: same message first (the
+    nearest line wins among equals), then the most similar rewording."""
+    free = list(candidates)
+    pairs: dict[int, Track] = {}
+
+    def rank(track: Track, item: Found) -> tuple[bool, int]:
+        alive = track.last_release == previous
+        return (not alive, abs(track.appearances[-1].line - item.site.line))
+
+    for item in items:
+        same = [t for t in free if comparable_text(t.site) == comparable_text(item.site)]
+        if same:
+            chosen = min(same, key=lambda track: rank(track, item))
+            pairs[id(item)] = chosen
+            free.remove(chosen)
+    scored = sorted(
+        (
+            (_similarity(t.site, item.site), t, item)
+            for item in items
+            if id(item) not in pairs
+            for t in free
+            if t.last_release == previous
+        ),
+        key=lambda entry: (-entry[0], entry[2].site.line),
+    )
+    for score, track, item in scored:
+        if score < REWORDING_SIMILARITY:
+            break
+        if id(item) in pairs or track not in free:
+            continue
+        pairs[id(item)] = track
+        free.remove(track)
+    return pairs
+
+
+def _similarity(known: Site, found: Site) -> float:
+    score = fuzz.ratio(comparable_text(known), comparable_text(found))
+    if known.condition and known.condition == found.condition:
+        return max(score, REWORDING_SIMILARITY)
+    return score
+
+
+def _new_track(tracks: dict[str, Track], item: Found, release: str) -> Track:
+    site = item.site
+    wording = Wording(site.template, site.pattern, release, release)
+    return Track(site_id(site, tracks), site, [wording], [])
+
+
+def site_id(site: Site, taken: dict[str, Track]) -> str:
+    """16 hex digits from what identifies the site when first seen; never reused."""
+    seed = "\n".join(
+        [site.file_path, site.function or "", site.error_class, site.kind, comparable_text(site)]
+    )
+    for ordinal in range(len(taken) + 1):
+        digest = hashlib.sha256(f"{seed}\n{ordinal}".encode()).hexdigest()[:16]
+        if digest not in taken:
+            return digest
+    raise AssertionError("unreachable: more ordinals than ids")
+
+
+def _appear(track: Track, item: Found, release: str, commit: str | None) -> None:
+    site = item.site
+    current = track.wordings[-1]
+    if site.template != current.template:
+        track.wordings.append(Wording(site.template, site.pattern, release, release))
+    else:
+        current.last = release
+    track.appearances.append(Appearance(release, site.line, commit))
+    track.site = site
+    track.source, track.source_start, track.source_end = (
+        item.source,
+        item.source_start,
+        item.source_end,
+    )
+
+
+def source_window(lines: list[str], line: int) -> tuple[str, int, int]:
+    """The lines ``line ± WINDOW`` (1-based, clipped to the file), each ending in a newline."""
+    start = max(1, line - WINDOW)
+    end = min(len(lines), line + WINDOW)
+    text = "".join(f"{text}\n" for text in lines[start - 1 : end])
+    return text, start, end

@@ -1,0 +1,150 @@
+"""The lowering rules each release registers: which primitive lowers on which backend, and
+for which lowering semantics (Mosaic GPU's Lane and Warpgroup; TPU's core types).
+
+Rules are registered three ways in JAX's source, all read here: a decorator
+(``@register_lowering_rule(lax.abs_p, mgpu.LoweringSemantics.Lane)``), an item assignment
+(``lowering_rules[kind][lax.abs_p] = rule``) and a dict update of a rules table
+(``mosaic_lowering_rules[LANExWG_SEMANTICS].update({lax.abs_p: rule})``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.knowledge.releases import release_key
+from app.knowledge.scope import backend_of, python_files
+
+# The modules holding each backend's rules table.
+_LOWERING_MODULES = (
+    "jax/_src/pallas/mosaic_gpu/lowering.py",
+    "jax/_src/pallas/triton/lowering.py",
+    "jax/_src/pallas/mosaic/lowering.py",
+    "jax/_src/pallas/mosaic/sc_lowering.py",
+)
+# Semantics named by the key of a rules table or a decorator's argument.
+_SEMANTICS = (
+    ("LANE", "Lane"),
+    ("WG", "Warpgroup"),
+    ("WARPGROUP", "Warpgroup"),
+    ("SC_VECTOR", "SC vector subcore"),
+    ("SC_SCALAR", "SC scalar subcore"),
+    ("TC", "TensorCore"),
+)
+_DEFAULT_SEMANTICS = {"mosaic_gpu": "Lane", "tpu": "TensorCore", "triton": "default"}
+
+
+@dataclass(frozen=True, order=True)
+class LoweringRule:
+    backend: str
+    primitive: str
+    semantics: str
+
+
+def mine_lowering_rules(root: Path) -> set[LoweringRule]:
+    rules: set[LoweringRule] = set()
+    for file_path, file in python_files(root):
+        if file_path in _LOWERING_MODULES:
+            tree = ast.parse(file.read_text(encoding="utf-8"))
+            backend = backend_of(file_path)
+            rules.update(LoweringRule(backend, p, s) for p, s in _registrations(tree, backend))
+    return rules
+
+
+def _registrations(tree: ast.Module, backend: str) -> Iterator[tuple[str, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for decorator in node.decorator_list:
+                yield from _from_decorator(decorator, backend)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Subscript) and _is_rules_table(target.value):
+                    primitive = _primitive(target.slice)
+                    if primitive:
+                        yield primitive, _semantics_of(target.value, backend)
+        elif isinstance(node, ast.Call) and _is_update(node):
+            assert isinstance(node.func, ast.Attribute)
+            table = node.func.value
+            for argument in node.args:
+                if isinstance(argument, ast.Dict):
+                    for key in argument.keys:
+                        primitive = _primitive(key) if key is not None else None
+                        if primitive:
+                            yield primitive, _semantics_of(table, backend)
+
+
+def _from_decorator(decorator: ast.expr, backend: str) -> Iterator[tuple[str, str]]:
+    if not isinstance(decorator, ast.Call):
+        return
+    name = ast.unparse(decorator.func).split(".")[-1]
+    if not name.startswith(("register_lowering", "_register_lowering")) or not decorator.args:
+        return
+    primitive = _primitive(decorator.args[0])
+    if primitive is None:
+        return
+    named = [ast.unparse(arg) for arg in decorator.args[1:2]]
+    named += [
+        ast.unparse(kw.value)
+        for kw in decorator.keywords
+        if kw.arg in ("lowering_semantics", "kernel_types", "semantics")
+    ]
+    found = [s for text in named for s in _semantics_in(text)]
+    for semantics in found or [_DEFAULT_SEMANTICS.get(backend, "default")]:
+        yield primitive, semantics
+
+
+def _is_rules_table(node: ast.expr) -> bool:
+    text = ast.unparse(node)
+    return "lowering_rules" in text
+
+
+def _is_update(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Attribute)
+        and node.func.attr == "update"
+        and _is_rules_table(node.func.value)
+    )
+
+
+def _primitive(node: ast.expr) -> str | None:
+    """``lax.abs_p`` → ``abs``; anything else is not a primitive named in the source."""
+    text = ast.unparse(node).split(".")[-1]
+    return text.removesuffix("_p") if text.endswith("_p") and text.isidentifier() else None
+
+
+def _semantics_of(table: ast.expr, backend: str) -> str:
+    found = _semantics_in(ast.unparse(table))
+    return found[0] if found else _DEFAULT_SEMANTICS.get(backend, "default")
+
+
+def _semantics_in(text: str) -> list[str]:
+    """``mgpu.LoweringSemantics.Lane`` → Lane; ``LANExWG_SEMANTICS`` (lowering × primitive
+    semantics) → Lane; ``[CoreType.TC, CoreType.SC_VECTOR_SUBCORE]`` → both."""
+    upper = text.upper()
+    last = upper.split(".")[-1]
+    if last.endswith("_SEMANTICS") and "X" in last:
+        upper = last.split("X")[0]
+    names: list[str] = []
+    for marker, name in _SEMANTICS:
+        if marker in upper and name not in names:
+            names.append(name)
+    return names
+
+
+def rules_by_release(mined: Iterable[tuple[str, set[LoweringRule]]]) -> list[dict[str, object]]:
+    """``[{"backend", "primitive", "semantics", "releases": [...]}]``, sorted, for ``data/``."""
+    releases: dict[LoweringRule, list[str]] = {}
+    for release, rules in sorted(mined, key=lambda item: release_key(item[0])):
+        for rule in rules:
+            releases.setdefault(rule, []).append(release)
+    return [
+        {
+            "backend": rule.backend,
+            "primitive": rule.primitive,
+            "semantics": rule.semantics,
+            "releases": found,
+        }
+        for rule, found in sorted(releases.items())
+    ]

@@ -1,0 +1,101 @@
+"""Mining one release, or every release of a git mirror, into the dataset's JSON Lines.
+
+``errata mine`` and ``errata mine-releases`` are thin shells over these two functions.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from app.knowledge import dataset
+from app.knowledge.history import Track
+from app.knowledge.lowering import mine_lowering_rules, rules_by_release
+from app.knowledge.releases import commit_of, release_commits
+from app.knowledge.scope import CPP_SCOPE, PYTHON_SCOPE
+from app.records.importer import expand_paths, read_documents, read_text
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+DEFAULT_CURATED = (DATA / "seeds", DATA / "records")
+MINED_SITES = DATA / "mined" / "jax-sites.jsonl"
+MINED_RULES = DATA / "lowering-rules.json"
+
+
+def curated_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
+    """The records people wrote (seeds, the alignment family), whose sites they own."""
+    records: list[dict[str, Any]] = []
+    for path in expand_paths([p for p in paths if p.exists()]):
+        for incoming in read_documents(read_text(path), str(path)):
+            if not incoming.is_annotation and isinstance(incoming.record, dict):
+                records.append(incoming.record)
+    return records
+
+
+def mine_one(
+    source: Path,
+    release: str,
+    commit: str | None,
+    out: IO[str],
+    *,
+    history: Path | None = None,
+    curated: Iterable[Path] = DEFAULT_CURATED,
+) -> int:
+    """Mine ``source`` as ``release``, linked into ``history`` when given; write the dataset."""
+    known = dataset.load(history) if history is not None and history.exists() else None
+    tracks = dataset.build(
+        [(source, release, commit or commit_of(release))], known, curated_records(curated)
+    )
+    return dataset.write(tracks, out)
+
+
+def mine_releases(
+    git_dir: Path,
+    out: IO[str],
+    *,
+    rules_out: Path | None = None,
+    releases: Iterable[str] | None = None,
+    curated: Iterable[Path] = DEFAULT_CURATED,
+) -> dict[str, Track]:
+    """Mine each release of the table (``data/jax-releases.json``), oldest first, from a git
+    repository of jax-ml/jax: only the mined paths are taken from each tag's tree. The
+    lowering rules of every release go to ``rules_out``."""
+    table = release_commits()
+    wanted = list(releases) if releases is not None else list(table)
+    with tempfile.TemporaryDirectory(prefix="errata-mine-") as scratch:
+        trees = [(_extract(git_dir, table[r], Path(scratch) / r), r, table[r]) for r in wanted]
+        tracks = dataset.build(trees, None, curated_records(curated))
+        rules = rules_by_release((release, mine_lowering_rules(tree)) for tree, release, _ in trees)
+    dataset.write(tracks, out)
+    if rules_out is not None:
+        rules_out.write_text(json.dumps({"rules": rules}, indent=1) + "\n", encoding="utf-8")
+    return tracks
+
+
+def _extract(git_dir: Path, commit: str, target: Path) -> Path:
+    target.mkdir(parents=True)
+    paths = [
+        path
+        for path in (*PYTHON_SCOPE, CPP_SCOPE)
+        if subprocess.run(
+            ["git", "-C", str(git_dir), "cat-file", "-e", f"{commit}:{path}"],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+    ]
+    archive = subprocess.run(
+        ["git", "-C", str(git_dir), "archive", "--format=tar", commit, *paths],
+        capture_output=True,
+        check=True,
+    )
+    with tempfile.TemporaryFile() as buffer:
+        buffer.write(archive.stdout)
+        buffer.seek(0)
+        with tarfile.open(fileobj=buffer) as tar:
+            tar.extractall(target, filter="data")
+    return target

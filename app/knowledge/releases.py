@@ -1,0 +1,47 @@
+"""JAX's releases and the commit each one was tagged at (``data/jax-releases.json``).
+
+The table is read from the tags of jax-ml/jax (``jax-v0.10.2`` → commit) and committed, so
+every pinned link errata serves names the exact source a release shipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+RELEASES_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-releases.json"
+GITHUB = "https://github.com/jax-ml/jax/blob"
+RELEASE_PATTERN = r"^\d+(?:\.\d+){2,3}$"
+_RELEASE = re.compile(RELEASE_PATTERN)
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """Orders releases as JAX numbers them (``0.9.0.1`` after ``0.9.0``, before ``0.9.1``)."""
+    if not _RELEASE.fullmatch(release):
+        raise ValueError(f"{release!r} is not a JAX release number such as 0.10.2")
+    return tuple(int(part) for part in release.split("."))
+
+
+@cache
+def release_commits(path: Path = RELEASES_FILE) -> dict[str, str]:
+    """Release → full commit sha, oldest release first."""
+    table = json.loads(path.read_text(encoding="utf-8"))["releases"]
+    return dict(sorted(table.items(), key=lambda item: release_key(item[0])))
+
+
+def commit_of(release: str) -> str | None:
+    return release_commits().get(release)
+
+
+def source_url(commit: str, file_path: str, start: int, end: int) -> str:
+    return f"{GITHUB}/{commit}/{file_path}#L{start}-L{end}"
+
+
+def span(releases: list[str]) -> str:
+    """``0.4.31–0.10.2`` (or one release), for prose."""
+    if not releases:
+        return ""
+    ordered = sorted(releases, key=release_key)
+    return ordered[0] if len(ordered) == 1 else f"{ordered[0]}–{ordered[-1]}"

@@ -1,0 +1,66 @@
+"""Which files of a JAX source tree are mined, and which backend each belongs to."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+# Repo-relative roots of the Pallas and Mosaic code that raises the errors errata knows.
+PYTHON_SCOPE = (
+    "jax/_src/pallas",
+    "jax/experimental/mosaic/gpu",
+    "jax/_src/tpu_custom_call.py",
+)
+CPP_SCOPE = "jaxlib/mosaic"
+# Test helpers and examples are not JAX's errors: users meet them only in JAX's own tests.
+_NOT_JAX = re.compile(r"(?:^|/)(?:\w*test_util\.py|examples/)")
+
+_BACKENDS = (
+    ("jax/_src/pallas/mosaic_gpu/", "mosaic_gpu"),
+    ("jax/experimental/mosaic/gpu/", "mosaic_gpu"),
+    ("jaxlib/mosaic/gpu/", "mosaic_gpu"),
+    ("jax/_src/pallas/triton/", "triton"),
+    ("jax/_src/pallas/mosaic/", "tpu"),
+    ("jax/_src/tpu_custom_call.py", "tpu"),
+    ("jaxlib/mosaic/", "tpu"),
+)
+
+
+class SourceTreeError(ValueError):
+    """The path given is not a JAX source tree."""
+
+
+def repo_root(source: Path) -> Path:
+    """The folder that holds ``jax/``: a checkout's root, or an installed package's parent.
+
+    ``…/site-packages/jax`` and a checkout of jax-ml/jax both work; paths of the records are
+    then the same repo-relative ones (``jax/_src/pallas/…``) either way.
+    """
+    source = source.resolve()
+    if (source / "_src").is_dir() and source.name == "jax":
+        return source.parent
+    if (source / "jax" / "_src").is_dir():
+        return source
+    raise SourceTreeError(f"{source} is neither a checkout of jax-ml/jax nor an installed jax")
+
+
+def python_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """``(repo-relative path, file)`` of every Python file in scope, in a stable order."""
+    for relative in PYTHON_SCOPE:
+        path = root / relative
+        if path.is_file():
+            yield relative, path
+        elif path.is_dir():
+            for file in sorted(path.rglob("*.py")):
+                relative = file.relative_to(root).as_posix()
+                if not _NOT_JAX.search(relative):
+                    yield relative, file
+
+
+def backend_of(file_path: str) -> str:
+    """``mosaic_gpu``, ``triton``, ``tpu`` or ``core`` (Pallas itself, shared by all)."""
+    for prefix, backend in _BACKENDS:
+        if file_path.startswith(prefix):
+            return backend
+    return "core"

@@ -1,0 +1,168 @@
+"""Linking releases: one record per site across releases, ids that never change."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from textwrap import dedent
+
+from app.knowledge import dataset
+from app.knowledge.history import WINDOW
+
+PRIMITIVES = "jax/_src/pallas/mosaic_gpu/primitives.py"
+
+
+def tree(root: Path, body: str) -> Path:
+    """A one-file JAX source tree holding ``body`` as Mosaic GPU's primitives module."""
+    file = root / PRIMITIVES
+    file.parent.mkdir(parents=True)
+    file.write_text(dedent(body))
+    return root
+
+
+def release_trees(tmp_path: Path, *bodies: str) -> list[tuple[Path, str, str]]:
+    names = ["0.6.0", "0.7.1", "0.8.2"]
+    return [
+        (tree(tmp_path / name, body), name, f"{index:040x}")
+        for index, (name, body) in enumerate(zip(names, bodies, strict=False), start=1)
+    ]
+
+
+V1 = """
+def _copy(ctx, bytes):
+  if bytes % 128:
+    raise NotImplementedError("Only aligned copies are supported")
+  if ctx.x:
+    raise ValueError("x is not supported")
+"""
+V2 = """
+def _copy(ctx, bytes):
+  # a comment moves the lines
+  if bytes % 128:
+    raise NotImplementedError(
+        "Only copies transferring a number of bytes divisible by the"
+        " warpgroup size are supported"
+    )
+"""
+V3 = """
+def _copy(ctx, bytes):
+  # a comment moves the lines
+  if bytes % 128:
+    raise NotImplementedError(
+        "Only copies transferring a number of bytes divisible by the"
+        f" warpgroup size are supported. Got {bytes=} but warpgroup size is 128"
+    )
+  if ctx.y:
+    raise ValueError("y is not supported")
+"""
+
+
+def test_a_reworded_message_stays_one_site_with_its_history(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, V1, V2, V3))
+    [warpgroup] = [t for t in tracks.values() if "aligned" in t.wordings[0].template]
+    assert [(w.first, w.last) for w in warpgroup.wordings] == [
+        ("0.6.0", "0.6.0"),
+        ("0.7.1", "0.7.1"),
+        ("0.8.2", "0.8.2"),
+    ]
+    assert warpgroup.wordings[-1].template.endswith("Got {bytes=} but warpgroup size is 128")
+    assert [(a.release, a.line) for a in warpgroup.appearances] == [
+        ("0.6.0", 4),
+        ("0.7.1", 5),
+        ("0.8.2", 5),
+    ]
+
+
+def test_a_site_that_disappears_keeps_its_last_release(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, V1, V2, V3))
+    [gone] = [t for t in tracks.values() if t.site.template == "x is not supported"]
+    assert gone.releases == ["0.6.0"]
+    [new] = [t for t in tracks.values() if t.site.template == "y is not supported"]
+    assert new.releases == ["0.8.2"]
+    assert gone.id != new.id
+
+
+def test_linking_a_new_release_keeps_every_id(tmp_path: Path) -> None:
+    trees = release_trees(tmp_path, V1, V2, V3)
+    at_once = dataset.build(trees)
+    saved = tmp_path / "mined.jsonl"
+    with saved.open("w") as out:
+        dataset.write(dataset.build(trees[:2]), out)
+    step_by_step = dataset.build(trees[2:], dataset.load(saved))
+    assert sorted(step_by_step) == sorted(at_once)
+    for track_id, track in at_once.items():
+        assert step_by_step[track_id].releases == track.releases
+        assert step_by_step[track_id].wordings == track.wordings
+
+
+def test_the_dataset_round_trips_through_its_file(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, V1, V2, V3))
+    first, second = io.StringIO(), io.StringIO()
+    dataset.write(tracks, first)
+    saved = tmp_path / "mined.jsonl"
+    saved.write_text(first.getvalue())
+    dataset.write(dataset.load(saved), second)
+    assert first.getvalue() == second.getvalue()
+
+
+def test_records_are_shaped_like_the_seeds(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, V1, V2, V3))
+    lines = [json.loads(line) for line in _written(tracks).splitlines()]
+    [record] = [line["record"] for line in lines if "warpgroup" in line["record"]["errorMessage"]]
+    assert record["lineNumber"] == 5
+    assert (record["sourceCodeStart"], record["sourceCodeEnd"]) == (1, 10)  # clipped to file
+    assert record["sourceCode"].splitlines()[4].strip() == "raise NotImplementedError("
+    assert record["githubUrl"] == (
+        f"https://github.com/jax-ml/jax/blob/{3:040x}/{PRIMITIVES}#L1-L10"
+    )
+    assert record["messagePattern"].endswith(r"supported\. Got (.+?) but warpgroup size is 128")
+    assert "(?P<bytes>" in record["matchPattern"]
+    assert [w["until"] for w in record["olderWordings"]] == ["0.6.0", "0.7.1"]
+    assert [entry["release"] for entry in record["releases"]] == ["0.6.0", "0.7.1", "0.8.2"]
+    assert record["site"]["condition"] == "bytes % 128"
+    assert record["documentationSource"] == "derived"
+    assert "`_copy` when `bytes % 128` is true" in record["documentation"]
+    assert "0.6.0–0.8.2" in record["documentation"]
+    assert WINDOW == 18
+
+
+def test_a_curated_records_site_joins_it_as_an_annotation(tmp_path: Path) -> None:
+    curated = {
+        "id": "ffb598de9e3ff51b",
+        "filePath": PRIMITIVES,
+        "errorMessage": "Only copies transferring a number of bytes divisible by the warpgroup"
+        " size are supported. Got {bytes=} but warpgroup size is 128",
+    }
+    tracks = dataset.build(release_trees(tmp_path, V1, V2, V3), curated=[curated])
+    assert tracks["ffb598de9e3ff51b"].curated
+    lines = [json.loads(line) for line in _written(tracks).splitlines()]
+    [annotation] = [line["annotation"] for line in lines if "annotation" in line]
+    assert annotation["recordId"] == "ffb598de9e3ff51b"
+    assert len(annotation["mined"]["messageHistory"]) == 3
+    assert not any(
+        "warpgroup" in line["record"]["errorMessage"] for line in lines if "record" in line
+    )
+
+
+def test_a_curated_message_written_with_other_names_still_finds_its_site(
+    tmp_path: Path,
+) -> None:
+    body = """
+    def _store(ctx, shape, dtype):
+      if ctx.bits % 8:
+        raise ValueError(f"Can only transfer integer bytes ({shape=}, {dtype=})")
+    """
+    curated = {
+        "id": "mgpu-x",
+        "filePath": PRIMITIVES,
+        "errorMessage": "Can only transfer integer bytes (shape={shape}, dtype={dtype})",
+    }
+    tracks = dataset.build(release_trees(tmp_path, body), curated=[curated])
+    assert list(tracks) == ["mgpu-x"]
+
+
+def _written(tracks: dict[str, dataset.Track]) -> str:
+    out = io.StringIO()
+    dataset.write(tracks, out)
+    return out.getvalue()

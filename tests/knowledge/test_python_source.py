@@ -1,0 +1,131 @@
+"""The Python miner on a fixture package that holds every message form it reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from app.knowledge.python_source import mine_python
+from app.knowledge.scope import SourceTreeError, backend_of, repo_root
+from app.knowledge.sites import Site
+
+SOURCE = Path(__file__).parents[1] / "fixtures" / "jax_source"
+LOWERING = "jax/_src/pallas/mosaic_gpu/lowering.py"
+
+
+@pytest.fixture(scope="module")
+def sites() -> list[Site]:
+    return mine_python(SOURCE)
+
+
+def one(sites: list[Site], fragment: str) -> Site:
+    found = [site for site in sites if fragment in (site.template or f"assert {site.condition}")]
+    assert len(found) == 1, [s.template for s in found]
+    return found[0]
+
+
+def test_fstring_with_implicit_concatenation_is_the_seeds_template(sites: list[Site]) -> None:
+    site = one(sites, "integer bytes")
+    assert site.template == (
+        "Can only transfer integer bytes (shape={dst_ty.shape}, dtype={dst_ty.element_type})"
+    )
+    assert site.pattern == r"Can only transfer integer bytes \(shape=(.+?), dtype=(.+?)\)"
+    assert (site.file_path, site.line, site.kind) == (LOWERING, 28, "raise")
+    assert site.error_class == "ValueError"
+    assert site.function == "_copy_gmem_to_smem_lowering"
+    assert site.backend == "mosaic_gpu"
+    assert site.condition == "bits % 8"
+    assert site.definitions == (
+        "dst_ty = ir.MemRefType(dst.type)",
+        "bits = math.prod(dst_ty.shape) * mgpu.bitwidth(dst_ty.element_type)",
+    )
+    assert site.lowering_rule == (
+        "@register_lowering_rule(primitives.copy_gmem_to_smem_p, mgpu.LoweringSemantics.Lane)"
+    )
+
+
+def test_self_documenting_value_keeps_its_spelling(sites: list[Site]) -> None:
+    site = one(sites, "warpgroup size")
+    assert site.template == (
+        "Only copies transferring a number of bytes divisible by the warpgroup size are"
+        " supported. Got {bytes=} but warpgroup size is {WARPGROUP_SIZE}"
+    )
+    assert site.pattern.endswith(r"supported\. Got (.+?) but warpgroup size is (.+?)")
+    assert site.condition == "bytes % WARPGROUP_SIZE"
+    assert "bytes = bits // 8" in site.definitions
+
+
+def test_else_branch_is_guarded_by_the_negated_test(sites: list[Site]) -> None:
+    site = one(sites, "left over")
+    assert site.template == "Plus {str(bytes)} bytes left over"
+    assert site.condition == "not (bytes % WARPGROUP_SIZE)"
+
+
+def test_printf_formatting(sites: list[Site]) -> None:
+    site = one(sites, "Cannot take")
+    assert site.template == "Cannot take {'abs'} of {x.bits}-bit {x.dtype}"
+    assert site.error_class == "TypeError"
+
+
+def test_str_format_with_positional_and_keyword_fields(sites: list[Site]) -> None:
+    assert one(sites, "Rank").template == "Rank {x.ndim} is more than {2}"
+
+
+def test_message_bound_to_a_local_and_extended(sites: list[Site]) -> None:
+    site = one(sites, "scalar")
+    assert site.template == "abs of a scalar {x} is not lowered"
+    assert site.error_class == "NotImplementedError"
+
+
+def test_helper_building_the_exception_is_one_call_away(sites: list[Site]) -> None:
+    site = one(sites, "Unsupported in Mosaic GPU lowering")
+    assert site.template == "Unsupported in Mosaic GPU lowering: {what}"
+    assert site.error_class == "NotImplementedError"
+    assert site.function == "_abs_lowering_rule"
+
+
+def test_helper_building_the_message_is_one_call_away(sites: list[Site]) -> None:
+    assert one(sites, "Bad block shape").template == "Bad block shape {shape}"
+
+
+def test_assert_with_a_message_and_a_bare_assert(sites: list[Site]) -> None:
+    with_message = one(sites, "expected a matrix")
+    assert with_message.kind == "assert"
+    assert with_message.error_class == "AssertionError"
+    assert with_message.template == "expected a matrix, got {x.ndim=}"
+    assert with_message.condition == "x.ndim == 2"
+    bare = one(sites, "assert all(")
+    assert bare.template == ""
+    assert bare.condition == "all((d % t == 0 for d, t in zip(x.shape, (8, 128))))"
+
+
+def test_method_of_a_class_is_named_with_its_class(sites: list[Site]) -> None:
+    site = one(sites, "does not fit")
+    assert site.function == "TilingTransform.transform_shape"
+    assert site.template == "Tiling {self.tiling} does not fit {shape!r}"
+    assert site.lowering_rule is None
+
+
+def test_every_template_renders_into_what_its_pattern_matches(sites: list[Site]) -> None:
+    for site in sites:
+        if not site.template:
+            continue
+        rendered = re.sub(r"\{[^{}]*\}", "VALUE", site.template)
+        assert re.fullmatch(site.pattern, rendered), site.template
+
+
+def test_backend_follows_the_path(sites: list[Site]) -> None:
+    triton = [site for site in sites if site.file_path.startswith("jax/_src/pallas/triton/")]
+    assert [site.backend for site in triton] == ["triton"]
+    assert backend_of("jax/_src/pallas/mosaic/lowering.py") == "tpu"
+    assert backend_of("jax/experimental/mosaic/gpu/utils.py") == "mosaic_gpu"
+    assert backend_of("jax/_src/pallas/core.py") == "core"
+
+
+def test_an_installed_package_and_a_checkout_read_alike(tmp_path: Path) -> None:
+    assert repo_root(SOURCE) == SOURCE.resolve()
+    assert repo_root(SOURCE / "jax") == SOURCE.resolve()
+    with pytest.raises(SourceTreeError):
+        repo_root(tmp_path)
