@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -12,6 +12,7 @@ from app.api.deps import CuratorDep, StoreDep
 from app.api.offload import SharedRun
 from app.db import transaction
 from app.errors import InvalidInput, NotFound
+from app.knowledge.releases import RELEASE_PATTERN
 from app.records.importer import decode, import_text
 from app.records.models import RecordRow
 from app.records.schema import (
@@ -65,6 +66,26 @@ def list_records(
     error_class: Annotated[str | None, Query(alias="errorClass", max_length=200)] = None,
     tag: Annotated[str | None, Query(max_length=200)] = None,
     severity: Annotated[str | None, Query(max_length=50)] = None,
+    file_path: Annotated[
+        str | None,
+        Query(alias="filePath", max_length=500, description="Repo-relative source file."),
+    ] = None,
+    function: Annotated[
+        str | None,
+        Query(max_length=300, description="The mined site's function (qualified name)."),
+    ] = None,
+    backend: Annotated[
+        Literal["mosaic_gpu", "triton", "tpu", "core"] | None,
+        Query(description="The mined site's backend."),
+    ] = None,
+    release: Annotated[
+        str | None,
+        Query(
+            max_length=20,
+            pattern=RELEASE_PATTERN,
+            description="Only sites present in this JAX release, e.g. 0.8.1.",
+        ),
+    ] = None,
     include_retired: Annotated[bool, Query(alias="includeRetired")] = False,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
@@ -75,6 +96,10 @@ def list_records(
         error_class=error_class,
         tag=tag,
         severity=severity,
+        file_path=file_path,
+        function=function,
+        backend=backend,
+        release=release,
         include_retired=include_retired,
     )
     page = store.search(filters, limit=limit, cursor=cursor)

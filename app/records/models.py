@@ -33,6 +33,10 @@ class RecordRow(Base):
     content_hash: Mapped[str] = mapped_column(String(64))
     retired: Mapped[bool] = mapped_column(Boolean, default=False, index=True)
     rule: Mapped[str | None] = mapped_column(String(100), index=True)
+    # The mined site's (from the record, or from its annotation's ``mined`` part).
+    function: Mapped[str | None] = mapped_column(String(300), index=True)
+    backend: Mapped[str | None] = mapped_column(String(20), index=True)
+    releases: Mapped[str | None] = mapped_column(Text)  # " 0.4.31 0.4.32 … ", for LIKE
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )

@@ -19,6 +19,7 @@ from app.records.validation import ValidAnnotation, ValidRecord
 from app.records.version_watch import VersionWatch, mark_written
 
 MAX_PAGE_SIZE = 200
+MINED = "mined"  # the part of an annotation the miner writes
 MAX_QUERY_TERMS = 10
 _VERSION = select(StoreState.version).where(StoreState.id == 1)  # built once: read often
 
@@ -36,6 +37,10 @@ class RecordFilters:
     error_class: str | None = None
     tag: str | None = None
     severity: str | None = None
+    file_path: str | None = None
+    function: str | None = None
+    backend: str | None = None
+    release: str | None = None  # the site exists in this JAX release
     include_retired: bool = False
 
 
@@ -162,9 +167,14 @@ class RecordStore:
             (RecordRow.repo, filters.repo),
             (RecordRow.error_class, filters.error_class),
             (RecordRow.severity, filters.severity),
+            (RecordRow.file_path, filters.file_path),
+            (RecordRow.function, filters.function),
+            (RecordRow.backend, filters.backend),
         ):
             if value is not None:
                 query = query.where(column == value)
+        if filters.release is not None:
+            query = query.where(RecordRow.releases.contains(f" {filters.release} "))
         if filters.tag is not None:
             query = query.where(
                 RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag == filters.tag))
@@ -253,14 +263,20 @@ class RecordStore:
         else:
             outcome = Outcome.UPDATED
         _fill(row, record, dataset_version, content_hash)
+        if outcome is Outcome.ADDED and "site" not in record.document:
+            # An annotation may have come first, with the site's mined facts.
+            _fill_site(row, (self.annotation(row.id) or {}).get("mined"))
         self._bump_version()
         self.session.flush()
         return outcome
 
     def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
-        content_hash = _content_hash(annotation.document, None)
+        """Insert or replace by record id, part by part: the ``mined`` part (written by the
+        miner) and the rest (written by curators) each replace only their own part."""
         self._lock_writes()
         row = self.session.get(AnnotationRow, annotation.model.recordId)
+        document = _merged_annotation(row.document if row is not None else {}, annotation)
+        content_hash = _content_hash(document, None)
         if row is None:
             row = AnnotationRow(record_id=annotation.model.recordId)
             self.session.add(row)
@@ -269,12 +285,37 @@ class RecordStore:
             return Outcome.UNCHANGED
         else:
             outcome = Outcome.UPDATED
-        row.rule = annotation.model.rule
-        row.document = annotation.document
+        row.rule = document.get("rule")
+        row.document = document
         row.content_hash = content_hash
+        record = self.session.get(RecordRow, row.record_id)
+        if record is not None and "site" not in record.document:
+            _fill_site(record, document.get("mined"))
         self._bump_version()
         self.session.flush()
         return outcome
+
+
+def _merged_annotation(stored: dict[str, Any], incoming: ValidAnnotation) -> dict[str, Any]:
+    """Each part the incoming annotation carries replaces the stored one; the other stays."""
+    document = incoming.document
+    carries_curated = any(key not in ("recordId", MINED) for key in document)
+    merged = {k: v for k, v in (document if carries_curated else stored).items() if k != MINED}
+    merged["recordId"] = incoming.model.recordId
+    mined = document[MINED] if MINED in document else stored.get(MINED)
+    if mined is not None:
+        merged[MINED] = mined
+    return merged
+
+
+def _fill_site(row: RecordRow, facts: dict[str, Any] | None) -> None:
+    """Copy a site's mined facts (a mined record, or an annotation's ``mined`` part) out
+    of the document, for filtering."""
+    site = (facts or {}).get("site") or {}
+    releases = [entry.get("release") for entry in (facts or {}).get("releases") or []]
+    row.function = site.get("function")
+    row.backend = site.get("backend")
+    row.releases = f" {' '.join(map(str, releases))} " if releases else None
 
 
 def _fill(
@@ -298,6 +339,8 @@ def _fill(
     row.retired = model.retired
     row.rule = model.rule
     row.tags = [RecordTag(tag=tag) for tag in dict.fromkeys(model.tags)]
+    if "site" in record.document:
+        _fill_site(row, record.document)
 
 
 def _content_hash(document: dict[str, Any], dataset_version: str | None) -> str:

@@ -118,6 +118,7 @@ _INDEXED = select(
     RecordRow.rule,
     RecordRow.retired,
     RecordRow.document["messagePattern"].as_string(),
+    RecordRow.document["matchPattern"].as_string(),
     RecordRow.document["operations"].as_string(),
     RecordRow.document["olderWordings"].as_string(),
 )
@@ -132,7 +133,7 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
     shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
     # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
     for row in session.connection().execute(_INDEXED):
-        record_id, slug, message, error_class, row_rule, retired, pattern, ops, older = row
+        record_id, slug, message, error_class, row_rule, retired, pattern, typed, ops, older = row
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -141,11 +142,11 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
         records[record_id] = RecordInfo(
             record_id, slug, message, error_class, rule, tuple(operations), bool(retired)
         )
-        if retired:
+        if retired or typed == "":  # a mined message too short to tell from any line
             continue
         key = (error_class or "", rule or "")
         metadata = shared.setdefault(key, {"exception_class": key[0], "rule": key[1]})
-        current = _index_pattern({"messagePattern": pattern, "errorMessage": message})
+        current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
         entries.append(PatternEntry(record_id, current, "current", metadata))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
