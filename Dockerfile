@@ -7,7 +7,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     ERRATA_DATA_DIR=/var/lib/errata \
     ERRATA_MIGRATIONS_DIR=/srv/errata/migrations \
-    ERRATA_SEED_PATHS=/srv/errata/data/seeds
+    ERRATA_SEED_PATHS=/srv/errata/data/seeds,/srv/errata/data/records,/srv/errata/data/annotations,/srv/errata/data/mined
 
 WORKDIR /srv/errata
 COPY pyproject.toml README.md ./

@@ -17,6 +17,13 @@ from app.records.version_watch import DEFAULT_MAX_AGE_S
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
+# What people wrote (the seeds, the alignment family, errata's notes on the seeds); the
+# records mined from JAX's source (data/mined) are loaded after them.
+CURATED_SEED_PATHS = tuple(
+    REPO_ROOT / "data" / name for name in ("seeds", "records", "annotations")
+)
+
+
 class Settings(BaseSettings):
     # The environment only: no settings (and so no secret) file is read.
     model_config = SettingsConfigDict(env_prefix="ERRATA_", extra="ignore")
@@ -30,9 +37,7 @@ class Settings(BaseSettings):
         "Production: postgresql+psycopg://user@host/db.",
     )
     seed_paths: Annotated[list[Path], NoDecode] = Field(
-        default_factory=lambda: [
-            REPO_ROOT / "data" / name for name in ("seeds", "records", "annotations")
-        ],
+        default_factory=lambda: [*CURATED_SEED_PATHS, REPO_ROOT / "data" / "mined"],
         description="Files or folders loaded into an empty database on start.",
     )
     migrations_dir: Path = REPO_ROOT / "migrations"

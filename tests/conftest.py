@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import REPO_ROOT, Settings, load_settings
+from app.config import CURATED_SEED_PATHS, REPO_ROOT, Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.migrate import upgrade
 
@@ -91,7 +91,11 @@ def backend(
 @pytest.fixture(scope="session")
 def settings(backend: Backend) -> Settings:
     """Settings for in-process tests, on a database of their own (servers get another)."""
-    return load_settings(database_url=backend.new_database(), admin_tokens=[ADMIN_TOKEN])
+    return load_settings(
+        database_url=backend.new_database(),
+        admin_tokens=[ADMIN_TOKEN],
+        seed_paths=list(CURATED_SEED_PATHS),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -118,19 +122,26 @@ class LiveServer:
         return httpx.Client(base_url=self.base_url, timeout=30, **kwargs)  # type: ignore[arg-type]
 
 
-def start_server(env: dict[str, str], log_path: Path, workers: int = 1) -> LiveServer:
+# Servers and commands under test load the curated records unless a test says otherwise:
+# the thousands of records mined from JAX's source are tested in tests/knowledge.
+CURATED_SEEDS_ENV = {"ERRATA_SEED_PATHS": ",".join(map(str, CURATED_SEED_PATHS))}
+
+
+def start_server(
+    env: dict[str, str], log_path: Path, workers: int = 1, ready_within: float = 60
+) -> LiveServer:
     """Run ``errata serve`` as a user would, and wait until it answers /readyz."""
     port = free_port()
     log = log_path.open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "app", "serve", "--port", str(port), "--workers", str(workers)],
         cwd=REPO_ROOT,
-        env={**os.environ, **env},
+        env={**os.environ, **CURATED_SEEDS_ENV, **env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     base_url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + ready_within
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited early:\n{log_path.read_text()}")

@@ -12,12 +12,16 @@ import pytest
 
 from app.db import make_engine, make_session_factory
 from app.records.store import RecordStore
-from tests.conftest import SEED_DIR
+from tests.conftest import CURATED_SEEDS_ENV, SEED_DIR
 
 
 @pytest.fixture
 def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
-    env = {**os.environ, "ERRATA_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}"}
+    env = {
+        **os.environ,
+        **CURATED_SEEDS_ENV,
+        "ERRATA_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}",
+    }
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

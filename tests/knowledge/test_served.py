@@ -1,0 +1,199 @@
+"""The mined records as a user meets them: loaded on first start, served, filtered, matched."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import re2
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import load_settings
+from app.db import make_engine, make_session_factory
+from app.knowledge.mining import MINED_SITES, curated_records
+from app.matching.templates import Placeholder, derive_pattern, split_template
+from app.migrate import upgrade
+from app.records.seeding import prepare_database
+from app.records.version_watch import VersionWatch
+from app.services.catalog import CatalogCache
+from app.services.match import MatchRequest, MatchService
+from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
+
+ANNOTATIONS = SEED_DIR.parent / "annotations"
+# A value of each kind a placeholder can hold, as JAX prints it.
+SAMPLES = {
+    "shape": "(8, 128)",
+    "list_shape": "[8, 128]",
+    "tuple_shape": "(8, 128)",
+    "dtype": "float32",
+    "number": "7",
+    "memref": "memref<8x128xf32, #gpu.address_space<workgroup>>",
+    "text": "sample",
+}
+
+
+@cache
+def mined_records() -> list[dict[str, Any]]:
+    lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
+    return [item["record"] for item in map(json.loads, lines) if "record" in item]
+
+
+def render(template: str) -> str:
+    """The message with a sample value in each placeholder (``{bytes=}`` → ``bytes=7``)."""
+    return "".join(
+        piece if not isinstance(piece, Placeholder) else _sample(piece)
+        for piece in split_template(template)
+    )
+
+
+def _sample(placeholder: Placeholder) -> str:
+    value = SAMPLES[placeholder.kind]
+    return placeholder.expression + value if placeholder.self_documenting else value
+
+
+@pytest.fixture(scope="module")
+def full_server(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """``errata serve`` on an empty database, loading everything ``make serve`` loads."""
+    everything = ",".join(map(str, load_settings().seed_paths))  # curated, then mined
+    server = start_server(
+        {"ERRATA_DATABASE_URL": backend.new_database(), "ERRATA_SEED_PATHS": everything},
+        tmp_path_factory.mktemp("full") / "server.log",
+        ready_within=600,
+    )
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="module")
+def client(full_server: LiveServer) -> Iterator[httpx.Client]:
+    with full_server.client() as client:
+        yield client
+
+
+def test_first_start_loads_every_mined_record_beside_the_curated_ones(
+    client: httpx.Client,
+) -> None:
+    total = client.get("/api/errors", params={"limit": 1}).json()["total"]
+    assert total == len(mined_records()) + 25
+
+
+def test_a_seed_is_served_as_shipped_with_its_mined_facts_beside_it(
+    client: httpx.Client,
+) -> None:
+    seed = json.loads((SEED_DIR / "000_3bebb9c19a64106a.txt").read_text())
+    plain = client.get("/api/errors/225d0e9c2ee22311").json()
+    assert plain["record"] == seed["record"]
+    annotated = client.get("/api/errors/225d0e9c2ee22311", params={"annotated": "true"}).json()
+    mined = annotated["annotation"]["mined"]
+    assert mined["releases"][-1]["release"] == "0.10.2"
+    assert mined["site"]["function"] == "_copy_gmem_to_smem_lowering"
+    assert annotated["annotation"]["rule"]  # errata's curated notes are still there
+
+
+def test_filters_by_backend_function_file_and_release(client: httpx.Client) -> None:
+    page = client.get(
+        "/api/errors", params={"backend": "triton", "release": "0.4.31", "limit": 200}
+    ).json()
+    assert page["total"] > 0
+    for item in page["items"]:
+        record = client.get(f"/api/errors/{item['id']}").json()["record"]
+        assert record["site"]["backend"] == "triton"
+        assert "0.4.31" in [entry["release"] for entry in record["releases"]]
+    by_function = client.get(
+        "/api/errors", params={"function": "_copy_gmem_to_smem_lowering", "limit": 200}
+    ).json()
+    ids = {item["id"] for item in by_function["items"]}
+    assert "225d0e9c2ee22311" in ids  # a seed, through its annotation's mined facts
+    assert len(ids) > 3
+    in_file = client.get(
+        "/api/errors",
+        params={"filePath": "jax/_src/pallas/mosaic_gpu/primitives.py", "limit": 1},
+    ).json()
+    assert in_file["total"] > 50
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"release": "banana"}, {"backend": "cuda"}, {"release": "0.10.2\x00"}],
+)
+def test_bad_filters_are_named(client: httpx.Client, params: dict[str, str]) -> None:
+    answer = client.get("/api/errors", params=params)
+    assert answer.status_code == 422
+    assert answer.headers["content-type"] == "application/problem+json"
+    assert next(iter(params)) in answer.json()["detail"]
+
+
+def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> None:
+    [record] = [
+        r
+        for r in mined_records()
+        if r["errorMessage"].startswith("Mosaic GPU kernel exceeds available shared memory")
+    ]
+    paste = f"{record['errorClass']}: {render(record['errorMessage'])}\n"
+    found = client.post("/api/match", json={"text": paste}).json()["matches"]
+    assert record["id"] in [match["errorId"] for match in found]
+
+
+@pytest.fixture(scope="module")
+def matcher(tmp_path_factory: pytest.TempPathFactory) -> MatchService:
+    """The match service over a catalog of everything ``make serve`` loads (SQLite)."""
+    settings = load_settings(data_dir=tmp_path_factory.mktemp("mined-catalog"))
+    engine = make_engine(settings.resolved_database_url)
+    upgrade(settings, engine)
+    factory: sessionmaker[Session] = make_session_factory(engine)
+    prepare_database(settings, engine, factory)
+    return MatchService(CatalogCache(factory, VersionWatch()).current())
+
+
+def test_every_matchable_mined_message_rendered_with_values_is_matched(
+    matcher: MatchService,
+) -> None:
+    """Each record's message, with sample values, pasted as its exception line, is matched
+    to that record, or to one whose wording reads the same line as well (a message several
+    sites share, or a curated record's older wording)."""
+    wordings = wordings_by_id()
+    missed = []
+    tried = 0
+    for record in mined_records():
+        if not record["matchPattern"]:
+            continue
+        tried += 1
+        line = render(record["errorMessage"])
+        found = matcher.match(MatchRequest(text=f"{record['errorClass']}: {line}\n")).matches
+        ids = [match.errorId for match in found]
+        if record["id"] in ids:
+            continue
+        first_line = line.split("\n", 1)[0]
+        if not any(
+            re2.search(derive_pattern(wording.split("\n", 1)[0]), first_line)
+            for other in ids
+            for wording in wordings.get(other, [])
+        ):
+            missed.append((record["id"], line))
+    assert tried > 2000
+    assert missed == []
+
+
+def wordings_by_id() -> dict[str, list[str]]:
+    """Every wording of every record (mined and curated), by record id."""
+    wordings: dict[str, list[str]] = {}
+    documents = [*mined_records(), *curated_records(load_settings().seed_paths[:-1])]
+    for document in documents:
+        older = document.get("olderWordings", [])
+        texts = [document["errorMessage"], *(w["text"] for w in older)]
+        wordings.setdefault(document["id"], []).extend(texts)
+    for path in ANNOTATIONS.glob("*.json"):
+        note = json.loads(path.read_text())["annotation"]
+        wordings.setdefault(note["recordId"], []).extend(
+            w["text"] for w in note.get("olderWordings", [])
+        )
+    return wordings
+
+
+def test_the_mined_file_is_what_the_seeding_loads() -> None:
+    assert Path(MINED_SITES).parent in load_settings().seed_paths
