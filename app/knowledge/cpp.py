@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 
 import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from app.knowledge.messages import Part, Placeholder, pattern, template
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
@@ -74,6 +74,7 @@ _TOKEN = re.compile(
     r"""|//[^\n]*|/\*.*?\*/|\.\.\.|\#\#|\#|\w+|\s+|.""",
     re.S,
 )
+_DECLARING_MACRO = re.compile(r"\b[A-Z_]*ASSIGN_OR_RETURN\s*\(")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "f": "\f"}
 
 # TableGen: the dialect's name, the op base classes it owns, and each op's mnemonic.
@@ -95,7 +96,7 @@ def mine_cpp(root: Path) -> list[Site]:
     mosaic = root / MOSAIC_DIR
     op_names = read_op_names(mosaic)
     files = {
-        path.relative_to(root).as_posix(): _parser().parse(path.read_bytes())
+        path.relative_to(root).as_posix(): _parser().parse(_parseable(path.read_text()).encode())
         for path in sorted(mosaic.rglob("*"))
         if path.suffix in _SOURCE_SUFFIXES and not path.stem.endswith("_test")
     }
@@ -107,6 +108,36 @@ def mine_cpp(root: Path) -> list[Site]:
         macros = shared_macros | _macros(tree.root_node)
         sites.extend(_FileMiner(file_path, op_names, macros).mine(tree.root_node))
     return sorted(sites, key=lambda site: (site.file_path, site.line, site.template))
+
+
+def _parseable(source: str) -> str:
+    """``ASSIGN_OR_RETURN(Type x, f())`` respelled ``Type x = f()`` in the same place.
+
+    A macro whose first argument is a declaration is no C++ a parser can read, and tree-sitter
+    then loses the function around it. Each character keeps its line and column.
+    """
+    chars = list(source)
+    for use in _DECLARING_MACRO.finditer(source):
+        line_start = source.rfind("\n", 0, use.start()) + 1
+        if source[line_start : use.start()].lstrip().startswith("#"):
+            continue  # the macro's own definition
+        depth = 0
+        comma = None
+        for token in _TOKEN.finditer(source, use.end() - 1):
+            text = token.group()
+            if text in ("(", "[", "{"):
+                depth += 1
+            elif text in (")", "]", "}"):
+                depth -= 1
+            elif text == "," and depth == 1 and comma is None:
+                comma = token.start()
+            if depth == 0:
+                if comma is not None:
+                    chars[use.start() : use.end()] = " " * (use.end() - use.start())
+                    chars[comma] = "="
+                    chars[token.start()] = " "
+                break
+    return "".join(chars)
 
 
 def read_op_names(mosaic: Path) -> dict[str, dict[str, str]]:
@@ -164,26 +195,44 @@ class _FileMiner:
     op_names: dict[str, dict[str, str]]
     macros: dict[str, _Macro]
     backend: str = field(init=False)
+    reporting: set[str] = field(init=False)
 
     def __post_init__(self) -> None:
         self.backend = backend_of(self.file_path)
+        self.reporting = _reporting(self.macros)
 
     def mine(self, root: Node) -> Iterator[Site]:
         wrappers = list(_lambda_wrappers(root))
+        expanded_until = 0  # the end of the last macro use expanded: its inner calls are read
         for call in _calls(root):
-            if any(_contains(body, call) for body, _ in wrappers):
+            if call.start_byte < expanded_until or any(
+                _contains(body, call)
+                for body, _ in wrappers  # a wrapper's own diagnostic
+            ):
                 continue
-            name = _callee_name(call)
             function = _outermost_function(call)
             context = _Context(function, call.start_byte)
-            macro = self.macros.get(name or "") or _wrapper_in_scope(call, function, wrappers)
             line = call.start_point.row + 1
+            macro = self._reporting_macro(call) or _wrapper_in_scope(call, function, wrappers)
             if macro is not None:
+                expanded_until = call.end_byte
                 yield from self._expanded(macro, call, context, line)
             else:
                 site = self._site(call, context, line)
                 if site is not None:
                     yield site
+
+    def _reporting_macro(self, call: Node) -> _Macro | None:
+        """The macro ``call`` invokes, when it reports an error or streams into a diagnostic
+        it is handed (``TPU_ASSERT_IMPL(op.emitOpError(), cond)``)."""
+        macro = self.macros.get(_callee_name(call) or "")
+        if macro is None:
+            return None
+        if macro.name in self.reporting:
+            return macro
+        if _streams_into_parameter(macro) and _DIAGNOSTIC_WORDS.search(_text(call)):
+            return macro
+        return None
 
     def _expanded(self, macro: _Macro, call: Node, context: _Context, line: int) -> Iterator[Site]:
         arguments = call.child_by_field_name("arguments")
@@ -375,7 +424,7 @@ def _printf(arguments: Sequence[Node]) -> list[Part]:
             parts.append("%")
         else:
             value = next(values, None)
-            parts.append(Placeholder(_spelling(value) if value is not None else match.group()))
+            parts.extend(_parts(value) if value is not None else [Placeholder(match.group())])
         position = match.end()
     parts.append(text[position:])
     return parts
@@ -406,8 +455,8 @@ def _substitute(arguments: Sequence[Node]) -> list[Part]:
             parts.append("$")
         else:
             values = arguments[1:]
-            spelling = _spelling(values[int(index)]) if int(index) < len(values) else index
-            parts.append(Placeholder(spelling))
+            value = values[int(index)] if int(index) < len(values) else None
+            parts.extend(_parts(value) if value is not None else [Placeholder(index)])
         position = match.end()
     parts.append(text[position:])
     return parts
@@ -460,11 +509,9 @@ def _status_code(constructor: str) -> str:
 
 
 def _macros(root: Node) -> dict[str, _Macro]:
-    """The file's function-like macros whose replacement reports an error."""
+    """The file's function-like macros."""
     found: dict[str, _Macro] = {}
-    for node in _walk(root):
-        if node.type != "preproc_function_def":
-            continue
+    for node in _nodes(root, "preproc_function_def"):
         name_node, params, value = (
             node.child_by_field_name(key) for key in ("name", "parameters", "value")
         )
@@ -475,17 +522,28 @@ def _macros(root: Node) -> dict[str, _Macro]:
         variadic = "__VA_ARGS__" if any(child.type == "..." for child in params.children) else None
         body = _text(value).replace("\\\n", " ")
         found[name] = _Macro(name, tuple(names), variadic, body)
-    reporting = {name for name, macro in found.items() if _DIAGNOSTIC_WORDS.search(macro.body)}
+    return found
+
+
+def _reporting(macros: dict[str, _Macro]) -> set[str]:
+    """The macros whose expansion reports an error, directly or through another macro."""
+    reporting = {name for name, macro in macros.items() if _DIAGNOSTIC_WORDS.search(macro.body)}
     growing = True
-    while growing:  # macros that report through another macro (TPU_ASSERT_EQ_OP → …_IMPL)
+    while growing:  # TPU_ASSERT_EQ_OP reports through TPU_ASSERT_CMP_OP_IMPL
         growing = False
-        for macro in found.values():
+        for macro in macros.values():
             if macro.name not in reporting and any(
                 re.search(rf"\b{other}\b", macro.body) for other in reporting
             ):
                 reporting.add(macro.name)
                 growing = True
-    return {name: found[name] for name in reporting}
+    return reporting
+
+
+def _streams_into_parameter(macro: _Macro) -> bool:
+    return any(
+        re.search(rf"(?:\(\s*{param}\s*\)|\b{param}\b)\s*<<", macro.body) for param in macro.params
+    )
 
 
 def _lambda_wrappers(root: Node) -> Iterator[tuple[Node, _Macro]]:
@@ -494,9 +552,7 @@ def _lambda_wrappers(root: Node) -> Iterator[tuple[Node, _Macro]]:
     A lambda that returns a diagnostic built from its parameters is read as a macro: each call
     of it is a site with the message of its arguments.
     """
-    for node in _walk(root):
-        if node.type != "init_declarator":
-            continue
+    for node in _nodes(root, "init_declarator"):
         name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
         if name is None or value is None or value.type != "lambda_expression":
             continue
@@ -511,7 +567,7 @@ def _lambda_wrappers(root: Node) -> Iterator[tuple[Node, _Macro]]:
         expression = statement.named_children[0]
         params, variadic = _lambda_parameters(parameters)
         used = set(params) | ({variadic} if variadic else set())
-        identifiers = {_text(child) for child in _walk(expression) if child.type == "identifier"}
+        identifiers = {_text(child) for child in _nodes(expression, "identifier")}
         if not _DIAGNOSTIC_WORDS.search(_text(expression)) or not used & identifiers:
             continue
         yield body, _Macro(_text(name), tuple(params), variadic, _text(expression))
@@ -521,7 +577,7 @@ def _lambda_parameters(parameters: Node) -> tuple[list[str], str | None]:
     names: list[str] = []
     variadic = None
     for parameter in parameters.named_children:
-        identifiers = [child for child in _walk(parameter) if child.type == "identifier"]
+        identifiers = _nodes(parameter, "identifier")
         if not identifiers:
             continue
         if parameter.type == "variadic_parameter_declaration":
@@ -655,26 +711,23 @@ def _stringify(argument: str) -> str:
 # -- where a site stands ----------------------------------------------------------------------
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    cursor = node.walk()
-    visited_children = False
-    while True:
-        if not visited_children:
-            yield cursor.node  # type: ignore[misc]
-            if cursor.goto_first_child():
-                continue
-        if cursor.goto_next_sibling():
-            visited_children = False
-        elif cursor.goto_parent():
-            visited_children = True
-            if cursor.node == node:
-                return
-        else:
-            return
+@cache
+def _query(node_type: str) -> Query:
+    return Query(Language(tree_sitter_cpp.language()), f"({node_type}) @node")
 
 
-def _calls(root: Node) -> Iterator[Node]:
-    return (node for node in _walk(root) if node.type == "call_expression")
+def _nodes(root: Node, *node_types: str) -> list[Node]:
+    """The nodes of these types under ``root`` (itself included), in source order."""
+    found = [
+        node
+        for node_type in node_types
+        for node in QueryCursor(_query(node_type)).captures(root).get("node", [])
+    ]
+    return sorted(found, key=lambda node: (node.start_byte, -node.end_byte))
+
+
+def _calls(root: Node) -> list[Node]:
+    return _nodes(root, "call_expression")
 
 
 def _contains(outer: Node, inner: Node) -> bool:
@@ -752,15 +805,12 @@ def _declared_class(name: str, context: _Context) -> str | None:
     if context.function is None:
         return None
     found: str | None = None
-    for node in _walk(context.function):
+    declarations = _nodes(
+        context.function, "parameter_declaration", "optional_parameter_declaration", "declaration"
+    )
+    for node in declarations:
         if node.start_byte >= context.position:
             break
-        if node.type not in (
-            "parameter_declaration",
-            "declaration",
-            "optional_parameter_declaration",
-        ):
-            continue
         type_node = node.child_by_field_name("type")
         for declarator in node.children_by_field_name("declarator"):
             target = declarator
@@ -770,7 +820,7 @@ def _declared_class(name: str, context: _Context) -> str | None:
                 value = declarator.child_by_field_name("value")
             elif node.child_by_field_name("value") is not None:
                 value = node.child_by_field_name("value")
-            identifiers = [child for child in _walk(target) if child.type == "identifier"]
+            identifiers = _nodes(target, "identifier")
             if not identifiers or _text(identifiers[-1]) != name or type_node is None:
                 continue
             if type_node.type == "placeholder_type_specifier":
