@@ -590,15 +590,21 @@ def _lambda_parameters(parameters: Node) -> tuple[list[str], str | None]:
 def _wrapper_in_scope(
     call: Node, function: Node | None, wrappers: list[tuple[Node, _Macro]]
 ) -> _Macro | None:
-    """The lambda ``call`` calls, when one defined earlier in its function wraps a diagnostic."""
+    """The lambda ``call`` calls: one wrapping a diagnostic, defined earlier in the same
+    function or at namespace scope."""
     callee = call.child_by_field_name("function")
-    if function is None or callee is None or callee.type != "identifier":
+    if callee is None or callee.type != "identifier":
         return None
     name = _text(callee)
     in_scope = [
         macro
         for body, macro in wrappers
-        if macro.name == name and _contains(function, body) and body.end_byte < call.start_byte
+        if macro.name == name
+        and body.end_byte < call.start_byte
+        and (
+            _outermost_function(body) is None
+            or (function is not None and _contains(function, body))
+        )
     ]
     return in_scope[-1] if in_scope else None
 

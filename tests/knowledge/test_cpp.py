@@ -276,6 +276,19 @@ EXPECTED = [
     ),
     pytest.param(
         gpu(
+            GPU_OPS,
+            line_of(GPU_OPS, "return kLayoutError(op,"),
+            "'{op}' op Layouts of rank {0} are not supported.",
+            r"'(.+?)' op Layouts of rank (.+?) are not supported\.",
+            "mosaic_gpu::VerifyLayout",
+            "rank > 2",
+            "emitOpError",
+            via="kLayoutError",
+        ),
+        id="lambda-wrapper-at-namespace-scope",
+    ),
+    pytest.param(
+        gpu(
             CUSTOM_CALL,
             line_of(CUSTOM_CALL, "return absl::InvalidArgumentError("),
             "Unsupported SM version: sm_{sm}; expected at least {kMinSm}",
