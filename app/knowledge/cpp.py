@@ -17,9 +17,9 @@ What counts as an error site, and what its message is:
   ``llvm::formatv`` (``{0}`` kept as written); any other value is a placeholder spelled as
   the source spells it.
 - Function-like macros defined under ``jaxlib/mosaic`` (``TPU_ASSERT_EQ_OP``, ``NYI``,
-  ``THROW_IF``…) and local lambdas that wrap a diagnostic (``auto error = [this](auto...
-  params) { return emitOpError(llvm::formatv(params...)); }``) are expanded at each use, so
-  the use is the site and prints what the expansion prints. Macros that print nothing
+  ``THROW_IF``…) and lambdas that wrap a diagnostic (``auto error = [this](auto... params)
+  { return emitOpError(llvm::formatv(params...)); }``) are expanded at each use, so the use
+  is the site and prints what the expansion prints. Macros that print nothing
   (``FAILUREOR_ASSIGN_OR_RETURN``) yield no site. ``CHECK``/``LOG(FATAL)`` abort the process
   and are not mined.
 
@@ -161,6 +161,7 @@ def read_op_names(mosaic: Path) -> dict[str, dict[str, str]]:
 
 
 def backend_of(file_path: str) -> str:
+    """Mosaic GPU for its dialect and runtime, TPU for its dialect and passes, else core."""
     relative = file_path.removeprefix(f"{MOSAIC_DIR}/")
     if relative.startswith(("gpu/", "dialect/gpu/")):
         return "mosaic_gpu"
@@ -191,6 +192,8 @@ class _Context:
 
 @dataclass
 class _FileMiner:
+    """One source file's sites, with the macros it can see and the ops of the tree."""
+
     file_path: str
     op_names: dict[str, dict[str, str]]
     macros: dict[str, _Macro]
@@ -305,9 +308,8 @@ class _FileMiner:
     def _op_name(self, receiver: Node | None, context: _Context) -> str | None:
         cpp_class = self._receiver_class(receiver, context)
         by_dialect = self.op_names.get(cpp_class or "", {})
-        preferred = {"tpu": "tpu", "mosaic_gpu": "mosaic_gpu"}.get(self.backend)
-        if preferred in by_dialect:
-            return by_dialect[preferred]
+        if self.backend in by_dialect:  # both dialects have a WaitOp: the file's own wins
+            return by_dialect[self.backend]
         return next(iter(by_dialect.values())) if len(by_dialect) == 1 else None
 
     def _receiver_class(self, receiver: Node | None, context: _Context) -> str | None:
