@@ -39,9 +39,10 @@ import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from app.knowledge.messages import Part, Placeholder, pattern, template
+from app.knowledge.scope import CPP_SCOPE, backend_of
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
-MOSAIC_DIR = "jaxlib/mosaic"
+MOSAIC_DIR = CPP_SCOPE
 _SOURCE_SUFFIXES = (".cc", ".h")
 
 # The Python exception nanobind raises for a thrown C++ standard exception.
@@ -158,16 +159,6 @@ def read_op_names(mosaic: Path) -> dict[str, dict[str, str]]:
                 cpp_class = record.split("_", 1)[-1]
                 names.setdefault(cpp_class, {})[dialect] = f"{dialect}.{mnemonic}"
     return names
-
-
-def backend_of(file_path: str) -> str:
-    """Mosaic GPU for its dialect and runtime, TPU for its dialect and passes, else core."""
-    relative = file_path.removeprefix(f"{MOSAIC_DIR}/")
-    if relative.startswith(("gpu/", "dialect/gpu/")):
-        return "mosaic_gpu"
-    if relative.startswith("dialect/tpu/"):
-        return "tpu"
-    return "core"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from app.knowledge import messages
+from app.knowledge.cpp import mine_cpp
 from app.knowledge.history import Appearance, Found, Track, Wording, link_release, source_window
 from app.knowledge.python_source import mine_python
 from app.knowledge.releases import source_url, span
-from app.knowledge.scope import repo_root
+from app.knowledge.scope import CPP_SCOPE, repo_root
 from app.knowledge.sites import Site
 from app.matching.templates import derive_pattern, split_template
 from app.records.schema import MAX_MESSAGE_CHARS
@@ -34,11 +35,16 @@ _SELF_DOCUMENTING = re.compile(r"\{\s*([^{}=!:]+?)\s*=\s*(?:[!:][^{}]*)?\}")
 
 
 def mine_release(source: Path, release: str, commit: str | None) -> list[Found]:
-    """Every site of one release's source tree, each with its 37-line source window."""
+    """Every site of one release's source tree, each with its 37-line source window: the
+    Python, and the C++ of ``jaxlib/mosaic`` where the tree has it (a checkout does, an
+    installed package does not)."""
     root = repo_root(source)
+    sites = mine_python(root)
+    if (root / CPP_SCOPE).is_dir():
+        sites += mine_cpp(root)
     found: list[Found] = []
     lines: dict[str, list[str]] = {}
-    for site in mine_python(root):
+    for site in sites:
         if site.file_path not in lines:
             lines[site.file_path] = (root / site.file_path).read_text("utf-8").splitlines()
         text, start, end = source_window(lines[site.file_path], site.line)
@@ -60,11 +66,15 @@ def build(
 
 
 def adopt_curated(tracks: dict[str, Track], curated: Iterable[dict[str, Any]]) -> None:
-    """Give each curated record's site the curated record's id (its mined facts then join
-    it as an annotation): the site in the record's file whose message, current or older,
-    is the record's; failing that, reads as the record's (``shape={shape}`` as
-    ``{shape=}``), the nearest to the record's line first."""
+    """Make each curated record the record of its site, whose mined facts then join it as
+    an annotation. A curated record written for a mined site has that site's id; an older
+    one (a seed) gives its id to the site in its file whose message, current or older, is
+    the record's, or failing that reads as the record's (``shape={shape}`` as ``{shape=}``),
+    the nearest to the record's line first."""
     records = [r for r in curated if r.get("filePath") and r.get("errorMessage")]
+    for record in records:  # written for a mined site, under the mined record's own id
+        if record["id"] in tracks:
+            tracks[record["id"]].curated = True
     for same in (lambda a, b: a == b, lambda a, b: message_skeleton(a) == message_skeleton(b)):
         for record in records:
             if record["id"] in tracks:
@@ -125,6 +135,7 @@ def mined_facts(track: Track) -> dict[str, Any]:
             "condition": site.condition,
             "definitions": list(site.definitions),
             "loweringRule": site.lowering_rule,
+            **({"details": dict(sorted(site.extra.items()))} if site.extra else {}),
         },
         "releases": [
             {
@@ -156,7 +167,12 @@ def _url(appearance: Appearance, file_path: str, track: Track) -> str | None:
 
 def error_message(site: Site) -> str:
     """The template; a bare assert has none, so it reads as the statement Python shows."""
-    message = site.template or f"assert {site.condition}"
+    if site.template:
+        message = site.template
+    elif site.kind == "assert":
+        message = f"assert {site.condition}"
+    else:
+        message = f"(a {site.error_class} with no message, in {site.function})"
     return message[:MAX_MESSAGE_CHARS]
 
 
@@ -278,6 +294,7 @@ def _track(track_id: str, facts: dict[str, Any], curated: bool) -> Track:
         definitions=tuple(place["definitions"]),
         lowering_rule=place["loweringRule"],
         language=place["language"],
+        extra=dict(place.get("details", {})),
     )
     commits = {entry["release"]: _commit_of_url(entry["githubUrl"]) for entry in facts["releases"]}
     return Track(

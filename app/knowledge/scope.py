@@ -20,10 +20,11 @@ _BACKENDS = (
     ("jax/_src/pallas/mosaic_gpu/", "mosaic_gpu"),
     ("jax/experimental/mosaic/gpu/", "mosaic_gpu"),
     ("jaxlib/mosaic/gpu/", "mosaic_gpu"),
+    ("jaxlib/mosaic/dialect/gpu/", "mosaic_gpu"),
     ("jax/_src/pallas/triton/", "triton"),
     ("jax/_src/pallas/mosaic/", "tpu"),
     ("jax/_src/tpu_custom_call.py", "tpu"),
-    ("jaxlib/mosaic/", "tpu"),
+    ("jaxlib/mosaic/dialect/tpu/", "tpu"),
 )
 
 

@@ -175,6 +175,38 @@ def test_annotations_sit_beside_records_and_name_their_rule(session_factory: Fac
         assert "rule" not in found.document
 
 
+def test_the_miners_part_and_the_curators_part_of_an_annotation_are_written_apart(
+    session_factory: Factory,
+) -> None:
+    item = record()
+    curated = {"recordId": item["id"], "rule": "MGPU-TEST", "notes": ["checked by hand"]}
+    mined = {
+        "site": {"function": "_copy_lowering", "backend": "mosaic_gpu"},
+        "releases": [{"release": "0.9.2"}, {"release": "0.10.2"}],
+    }
+    run(session_factory, json.dumps(item))
+    run(session_factory, json.dumps({"annotation": curated}))
+    assert (
+        run(session_factory, json.dumps({"annotation": {"recordId": item["id"], "mined": mined}}))[
+            "updated"
+        ]
+        == 1
+    )
+    newer = {**curated, "notes": ["checked again"]}
+    run(session_factory, json.dumps({"annotation": newer}))
+    with session_factory() as session:
+        store = RecordStore(session)
+        assert store.annotation(item["id"]) == {**newer, "mined": mined}
+        row = store.get(item["id"])
+        assert (row.function, row.backend, row.releases) == (
+            "_copy_lowering",
+            "mosaic_gpu",
+            " 0.9.2 0.10.2 ",
+        )
+        assert "site" not in row.document  # the record itself stays as imported
+        assert store.record_for_rule("MGPU-TEST") is not None
+
+
 def test_bad_annotations_are_refused(session_factory: Factory) -> None:
     bad = {"annotation": {"recordId": "x", "corrections": [{"field": "f"}]}}
     with session_factory() as session, pytest.raises(ImportFailed) as failure:
