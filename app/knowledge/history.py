@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
@@ -57,7 +57,6 @@ class Track:
     source_start: int | None = None
     source_end: int | None = None
     curated: bool = False  # the id is a curated record's: mined facts join it as an annotation
-    extra: dict[str, object] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str | None, str, str]:

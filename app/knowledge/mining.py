@@ -16,7 +16,7 @@ from typing import IO, Any
 from app.knowledge import dataset
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
-from app.knowledge.releases import commit_of, release_commits
+from app.knowledge.releases import commit_of, release_commits, release_key
 from app.knowledge.scope import CPP_SCOPE, PYTHON_SCOPE
 from app.records.importer import expand_paths, read_documents, read_text
 
@@ -46,6 +46,7 @@ def mine_one(
     curated: Iterable[Path] = DEFAULT_CURATED,
 ) -> int:
     """Mine ``source`` as ``release``, linked into ``history`` when given; write the dataset."""
+    release_key(release)  # a release number, or ValueError before any work
     known = dataset.load(history) if history is not None and history.exists() else None
     tracks = dataset.build(
         [(source, release, commit or commit_of(release))], known, curated_records(curated)
