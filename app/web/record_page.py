@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.alignment import render_tuple
+from app.knowledge.releases import span
 from app.records.models import RecordRow
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore
@@ -44,6 +45,38 @@ class RelatedRecord:
 
 
 @dataclass(frozen=True)
+class ReleaseLine:
+    release: str
+    line: int | None
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Wording:
+    message: str
+    first: str
+    last: str
+
+
+@dataclass(frozen=True)
+class SiteFacts:
+    """What mining JAX's source says of the record's site, in every release it is in."""
+
+    function: str | None
+    condition: str | None
+    definitions: list[str]
+    lowering_rule: str | None
+    backend: str | None
+    kind: str | None
+    releases: list[ReleaseLine]
+    wordings: list[Wording]
+
+    @property
+    def span(self) -> str:
+        return span([line.release for line in self.releases])
+
+
+@dataclass(frozen=True)
 class RecordPage:
     record: ErrorRecord
     rule: str | None
@@ -57,6 +90,8 @@ class RecordPage:
     older_wordings: list[str]
     example_url: str | None
     example_label: str | None
+    site: SiteFacts | None
+    derived: bool  # the documentation was written from the source, not by a person
 
     @property
     def corrected(self) -> set[str]:
@@ -104,6 +139,31 @@ def record_page(store: RecordStore, row: RecordRow) -> RecordPage:
         ],
         example_url=example_url,
         example_label=example_label,
+        site=_site_facts(annotation.get("mined") or row.document),
+        derived=row.document.get("documentationSource") == "derived",
+    )
+
+
+def _site_facts(facts: dict[str, Any]) -> SiteFacts | None:
+    """From a mined record, or the ``mined`` part of a curated record's annotation."""
+    site = facts.get("site")
+    if not isinstance(site, dict):
+        return None
+    return SiteFacts(
+        function=site.get("function"),
+        condition=site.get("condition"),
+        definitions=list(site.get("definitions") or []),
+        lowering_rule=site.get("loweringRule"),
+        backend=site.get("backend"),
+        kind=site.get("kind"),
+        releases=[
+            ReleaseLine(entry["release"], entry.get("lineNumber"), _https(entry.get("githubUrl")))
+            for entry in facts.get("releases") or []
+        ],
+        wordings=[
+            Wording(entry["errorMessage"], entry["from"], entry["until"])
+            for entry in facts.get("messageHistory") or []
+        ],
     )
 
 

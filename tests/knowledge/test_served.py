@@ -197,3 +197,27 @@ def wordings_by_id() -> dict[str, list[str]]:
 
 def test_the_mined_file_is_what_the_seeding_loads() -> None:
     assert Path(MINED_SITES).parent in load_settings().seed_paths
+
+
+def test_a_mined_records_page_says_where_jax_checks_it(client: httpx.Client) -> None:
+    [record] = [
+        r
+        for r in mined_records()
+        if r["errorMessage"].startswith("Mosaic GPU kernel exceeds available shared memory")
+    ]
+    page = client.get(f"/errors/{record['id']}", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    html = page.text
+    assert "Where JAX checks it" in html
+    assert f"<code>{record['site']['function']}</code>" in html
+    first, last = record["releases"][0]["release"], record["releases"][-1]["release"]
+    assert f"JAX {first}–{last} ({len(record['releases'])} releases)" in html
+    assert "nobody has added advice for this error yet" in html
+    assert record["releases"][0]["githubUrl"] in html
+
+
+def test_a_seeds_page_shows_its_mined_facts_and_its_curated_advice(client: httpx.Client) -> None:
+    html = client.get("/errors/225d0e9c2ee22311", headers={"Accept": "text/html"}).text
+    assert "Where JAX checks it" in html
+    assert "<code>bits % 8</code>" in html
+    assert "nobody has added advice" not in html
