@@ -54,25 +54,63 @@ def mine_lowering_rules(root: Path) -> set[LoweringRule]:
 
 
 def _registrations(tree: ast.Module, backend: str) -> Iterator[tuple[str, str]]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    yield from _in_body(tree.body, backend, {})
+
+
+def _in_body(
+    body: list[ast.stmt], backend: str, env: dict[str, ast.expr]
+) -> Iterator[tuple[str, str]]:
+    """Registrations at module level, with a ``for`` over a literal list unrolled (``for op,
+    impl in [(lax.add_p, …), …]: rules[…][op] = …`` registers each ``op``)."""
+    for node in body:
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.List | ast.Tuple):
+            for element in node.iter.elts:
+                yield from _in_body(node.body, backend, env | _bind(node.target, element))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
                 yield from _from_decorator(decorator, backend)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and _is_rules_table(target.value):
-                    primitive = _primitive(target.slice)
+                    primitive = _primitive(_resolved(target.slice, env))
                     if primitive:
-                        yield primitive, _semantics_of(target.value, backend)
-        elif isinstance(node, ast.Call) and _is_update(node):
-            assert isinstance(node.func, ast.Attribute)
-            table = node.func.value
-            for argument in node.args:
-                if isinstance(argument, ast.Dict):
-                    for key in argument.keys:
-                        primitive = _primitive(key) if key is not None else None
-                        if primitive:
-                            yield primitive, _semantics_of(table, backend)
+                        yield primitive, _semantics_of(target.value, backend, env)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            yield from _from_update(node.value, backend, env)
+        else:
+            for field in ("body", "orelse", "finalbody"):
+                yield from _in_body(getattr(node, field, None) or [], backend, env)
+
+
+def _from_update(
+    call: ast.Call, backend: str, env: dict[str, ast.expr]
+) -> Iterator[tuple[str, str]]:
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "update"):
+        return
+    if not _is_rules_table(func.value):
+        return
+    for argument in call.args:
+        if isinstance(argument, ast.Dict):
+            for key in argument.keys:
+                primitive = _primitive(_resolved(key, env)) if key is not None else None
+                if primitive:
+                    yield primitive, _semantics_of(func.value, backend, env)
+
+
+def _bind(target: ast.expr, element: ast.expr) -> dict[str, ast.expr]:
+    if isinstance(target, ast.Name):
+        return {target.id: element}
+    if isinstance(target, ast.Tuple) and isinstance(element, ast.Tuple):
+        bound: dict[str, ast.expr] = {}
+        for name, value in zip(target.elts, element.elts, strict=False):
+            bound |= _bind(name, value)
+        return bound
+    return {}
+
+
+def _resolved(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    return env.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
 def _from_decorator(decorator: ast.expr, backend: str) -> Iterator[tuple[str, str]]:
@@ -96,16 +134,7 @@ def _from_decorator(decorator: ast.expr, backend: str) -> Iterator[tuple[str, st
 
 
 def _is_rules_table(node: ast.expr) -> bool:
-    text = ast.unparse(node)
-    return "lowering_rules" in text
-
-
-def _is_update(node: ast.Call) -> bool:
-    return (
-        isinstance(node.func, ast.Attribute)
-        and node.func.attr == "update"
-        and _is_rules_table(node.func.value)
-    )
+    return "lowering_rules" in ast.unparse(node)
 
 
 def _primitive(node: ast.expr) -> str | None:
@@ -114,8 +143,10 @@ def _primitive(node: ast.expr) -> str | None:
     return text.removesuffix("_p") if text.endswith("_p") and text.isidentifier() else None
 
 
-def _semantics_of(table: ast.expr, backend: str) -> str:
-    found = _semantics_in(ast.unparse(table))
+def _semantics_of(table: ast.expr, backend: str, env: dict[str, ast.expr]) -> str:
+    """``rules[LANExWG_SEMANTICS]`` → Lane; ``rules[semantics]`` as the loop binds it."""
+    key = table.slice if isinstance(table, ast.Subscript) else table
+    found = _semantics_in(ast.unparse(_resolved(key, env)))
     return found[0] if found else _DEFAULT_SEMANTICS.get(backend, "default")
 
 
