@@ -225,7 +225,12 @@ def measure(
     non_unit = dims != 1
     positions = np.arange(dims.shape[1])
     last_non_unit = np.where(non_unit, positions, -1).max(axis=1, initial=-1)
-    picked = np.take_along_axis(dims, np.maximum(last_non_unit, 0)[:, None], axis=1)[:, 0]
+    # A 0-d block has no dimension to pick: JAX reads its slice as empty.
+    picked = (
+        np.take_along_axis(dims, np.maximum(last_non_unit, 0)[:, None], axis=1)[:, 0]
+        if dims.shape[1]
+        else np.zeros(len(dims), dtype=np.int64)
+    )
     alloc_bits = smem.bool_bits if dtype.kind == "bool" else dtype.bits
     buffer_bytes = elements * alloc_bits // 8
     return {

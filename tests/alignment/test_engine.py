@@ -217,6 +217,41 @@ JAX_0_10_2 = [
         "Mosaic GPU kernel exceeds available shared memory: smem_bytes=300032 > "
         "max_smem_bytes=232448",
     ),
+    # 0-d blocks: the checks run as on any block (JAX drops no check for a scalar).
+    (
+        "copy_gmem_to_smem",
+        (),
+        "float32",
+        None,
+        "NotImplementedError",
+        "Only copies transferring a number of bytes divisible by the warpgroup size are "
+        "supported. Got bytes=4 but warpgroup size is 128",
+    ),
+    (
+        "pallas_call",
+        (),
+        "int4",
+        None,
+        "ValueError",
+        "Can only transfer integer bytes (shape=[], dtype=i4)",
+    ),
+    (
+        "ref_union",
+        (),
+        "int4",
+        None,
+        "ValueError",
+        "Only byte-aligned shapes are supported. Got shape: int4()",
+    ),
+    ("copy_smem_to_gmem", (), "float32", None, "IndexError", "list index out of range"),
+    (
+        "smem_bitcast",
+        (),
+        "uint8",
+        "float32",
+        "NotImplementedError",
+        "Data type bitcast is only supported for 1D arrays.",
+    ),
 ]
 
 
