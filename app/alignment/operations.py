@@ -16,7 +16,7 @@ import numpy as np
 from .dtypes import DType
 from .rules import RULES, Quantities, Rule
 from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_memref, render_tuple
-from .versions import OLDEST_SUPPORTED, Version
+from .versions import OLDEST_MODELLED, Version
 
 SMEM_ALIGNMENT = 1024
 MBARRIER_BYTES = 8
@@ -59,7 +59,7 @@ class Operation:
     steps: tuple[Step, ...]
     code: str  # the user's line, formatted with shape/dtype/target (JAX spellings)
     smem: SmemBudget = SmemBudget()
-    since: Version = OLDEST_SUPPORTED
+    since: Version = OLDEST_MODELLED
     needs_target: bool = False
     pipeline_buffer: bool = False  # SMEM is a pallas_call pipeline slot (strided memref)
 
@@ -311,7 +311,6 @@ def case_quantities(
         shape_tuple=render_tuple(dims),
         slice_shape_tuple=render_tuple(tuple(dim for dim in dims if dim != 1)),
         zeroth_bits=scalar["slice_last"] * subject.bits,
-        zeroth_bytes=scalar["slice_last"] * subject.bits // 8,
         ref_ty=render_memref(operation.smem_memref(dims, subject)),
         pipeline_zero_axis=1 + (zero_axes[0] if zero_axes else 0),
         pipeline_buffer_shape=render_list((1, *dims)),

@@ -111,7 +111,11 @@ def test_warpgroup_bytes_wordings(version: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("version", "message"),
     [
-        ("0.4.38", "Ref must have a number of elements that is a multiple of 128 (got 32)"),
+        (
+            "0.5.0",
+            "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have "
+            "a number of elements that is a multiple of 128 (got 32)",
+        ),
         (
             "0.10.2",
             "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have "
@@ -132,16 +136,29 @@ def test_element_multiple_says_256_is_not_a_multiple_of_128_for_int4() -> None:
 
 def test_last_dim_wordings() -> None:
     rule = RULES["MGPU-TMA-LASTDIM-128BITS"]
-    quantities = {"slice_last": 3, "bits": 32, "zeroth_bits": 96, "zeroth_bytes": 12}
-    rendered = {v: rule.render(quantities, parse_version(v)) for v in ("0.4.38", "0.5.3", "0.6.0")}
+    quantities = {"slice_last": 3, "bits": 32, "zeroth_bits": 96}
+    rendered = {v: rule.render(quantities, parse_version(v)) for v in ("0.5.3", "0.6.0")}
     assert rendered == {
-        "0.4.38": "Async copies require the number of bytes copied along the last dimension "
-        "to be divisible by 16, but got 12",
         "0.5.3": "Async copies require the number of bytes copied along the last dimension "
         "to be divisible by 16, but got 96",
         "0.6.0": "Async copies require the number of bits copied along the last dimension "
         "to be divisible by 128, but got 96",
     }
+
+
+@pytest.mark.parametrize(
+    ("version", "tail"),
+    [
+        ("0.6.1", ""),
+        ("0.8.1", ""),
+        ("0.8.2", " Got shape: int4(7,)"),
+        ("0.10.2", " Got shape: int4(7,)"),
+    ],
+)
+def test_ref_union_shape_tail_arrived_in_0_8_2(version: str, tail: str) -> None:
+    """Read in each release's jax/_src/pallas/mosaic_gpu/core.py (RefUnion)."""
+    message = first_message("ref_union", (7,), "int4", version=version)
+    assert message == f"Only byte-aligned shapes are supported.{tail}"
 
 
 def test_box_tail_arrived_in_0_8_2() -> None:
