@@ -22,6 +22,7 @@ from app.alignment import (
     Violation,
     check,
     parse_dtype,
+    parse_version,
     suggest_fixes,
     sweep,
 )
@@ -277,6 +278,18 @@ class ComputeService:
             message=violation.message,
             explanation=violation.explanation,
         )
+
+
+def checked_jax_version(text: str | None, field: str = "jaxVersion") -> str | None:
+    """The one rule for a JAX version, wherever a user gives one (API, pages, chat, CLI): a
+    release the engine models, or ``main``; anything else is a 422 naming ``field``."""
+    if text is None:
+        return None
+    try:
+        parse_version(text)
+    except AlignmentInputError as exc:
+        raise invalid_field(field, str(exc)) from None
+    return text
 
 
 def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:

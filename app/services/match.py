@@ -11,7 +11,12 @@ from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.services.catalog import Catalog, RecordInfo
-from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
+from app.services.compute import (
+    ComputeRequest,
+    ComputeResponse,
+    ComputeService,
+    checked_jax_version,
+)
 
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
@@ -99,6 +104,7 @@ class MatchService:
         self.engine = ComputeService(catalog, run_engine=run_engine)
 
     def match(self, request: MatchRequest) -> MatchResponse:
+        checked_jax_version(request.jaxVersion)
         try:
             report = match_paste(request.text, self.catalog.patterns, request.jaxVersion)
         except PasteTooLarge as exc:

@@ -139,3 +139,34 @@ def test_a_record_added_through_the_api_is_matched_at_once(
     assert found[0]["captures"] == {"slot": "12", "total": "40"}
     curator.put("/api/errors/widget-overflow-1", json={"record": {**record, "retired": True}})
     assert match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"] == []
+
+
+@pytest.mark.parametrize(
+    ("version", "words"), [("banana", "cannot read JAX version"), ("0.4.38", "not modelled")]
+)
+def test_a_jax_version_the_engine_does_not_model_is_a_422(
+    client: httpx.Client, version: str, words: str
+) -> None:
+    """The same rule as /api/compute's, wherever the version comes from."""
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    refused = [
+        client.post("/api/match", params={"jaxVersion": version}, json={"text": text}),
+        client.post("/api/match", json={"text": text, "jaxVersion": version}),
+        client.post(
+            "/api/match",
+            params={"jaxVersion": version},
+            content=text,
+            headers={"Content-Type": "text/plain"},
+        ),
+        client.post(
+            "/api/compute",
+            json={
+                "operation": "copy_gmem_to_smem",
+                "shape": [7],
+                "dtype": "int4",
+                "jaxVersion": version,
+            },
+        ),
+    ]
+    details = {assert_problem(response, 422, "jaxVersion", words)["detail"] for response in refused}
+    assert len(details) == 1, details
