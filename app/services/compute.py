@@ -87,6 +87,10 @@ class FixOut(BaseModel):
     addedBytes: float
     verified: bool
     description: str
+    note: str = Field(
+        description="What else the fix asks of the data: a conversion, a "
+        "reinterpretation; empty when only the shape changes."
+    )
     code: CodeOut
 
 
@@ -359,6 +363,7 @@ def _fix(fix: Fix) -> FixOut:
         addedBytes=fix.added_bytes,
         verified=fix.verified,
         description=fix.description,
+        note=fix.note,
         code=CodeOut(before=fix.code.before, after=fix.code.after, validation=fix.validation),
     )
 
