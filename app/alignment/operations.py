@@ -24,6 +24,13 @@ MBARRIER_BYTES = 8
 # contiguous SMEM->GMEM copies a bulk path that skips the box and descriptor checks.
 _BULK_PATH = (0, 10, 0)
 _BEFORE_BULK_PATH = (0, 9, 2)
+# Up to 0.7.1 a pallas_call's x_ref[...] load asserted whole-byte elements before it looked
+# for a register layout.
+_LAST_LOAD_BYTEWIDTH = (0, 7, 1)
+# Up to _LAST_LATE_PIPELINE a pallas_call lowered the kernel's body (the x_ref[...] load)
+# before it built the pipeline's TMA descriptors and sized its SMEM (lowered with each release).
+_LAST_LATE_PIPELINE = (0, 8, 1)
+_EARLY_PIPELINE = (0, 8, 2)
 
 
 @dataclass(frozen=True)
@@ -130,11 +137,19 @@ OPERATIONS: dict[str, Operation] = {
             "the quickstart add_vectors: pallas_call without a grid, kernel reads x_ref[...]",
             (
                 Step(RULES["MGPU-PIPELINE-EMPTY-BLOCK"]),
-                _CAPACITY,
+                Step(_CAPACITY.rule, since=_EARLY_PIPELINE),
                 *_BITWIDTH,
                 *_COPY_BYTES,
-                *_TMA_LOAD,
-                *_steps("MGPU-WGSTRIDED-ELEMENT-MULTIPLE", "MGPU-POINTWISE-NARROW-BITWIDTH"),
+                *_TMA_PREPARE,
+                Step(_BOX, until=_BEFORE_BULK_PATH),
+                _LAST_DIM,
+                Step(_BOX, since=_BULK_PATH),
+                *(Step(step.rule, since=_EARLY_PIPELINE) for step in _TMA_DESCRIPTOR),
+                Step(RULES["MGPU-LOAD-BYTEWIDTH"], until=_LAST_LOAD_BYTEWIDTH),
+                Step(RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]),
+                *(Step(step.rule, until=_LAST_LATE_PIPELINE) for step in _TMA_DESCRIPTOR),
+                Step(_CAPACITY.rule, until=_LAST_LATE_PIPELINE),
+                Step(RULES["MGPU-POINTWISE-NARROW-BITWIDTH"]),
             ),
             "jax.ShapeDtypeStruct({shape}, {dtype})",
             smem=SmemBudget(buffers=3),  # x, y and the output block
@@ -264,7 +279,7 @@ def evaluate(
     count = len(dims)
     steps = operation.steps_for(version)
     if operation.is_noop(dtype, target):  # only the allocation is left to check
-        steps = tuple(step for step in steps if step == _CAPACITY)
+        steps = tuple(step for step in steps if step.rule is _CAPACITY.rule)
     quantities = measure(dims, dtype, target, operation.smem)
     on_target = quantities
     if target is not None and any(step.on_target for step in steps):

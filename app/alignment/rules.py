@@ -673,6 +673,15 @@ _RULES: tuple[Rule, ...] = (
         ),
     ),
     _rule(
+        "MGPU-LOAD-BYTEWIDTH",
+        None,
+        "Until 0.7.1, loading a sub-byte ref into registers asserted whole-byte elements.",
+        "AssertionError",
+        "{element_type}",
+        lambda q: q["bits"] % 8 != 0,
+        lambda q: f"{q['bits']}-bit elements: the load's bytewidth() asserts bits mod 8 = 0",
+    ),
+    _rule(
         "MGPU-POINTWISE-NARROW-BITWIDTH",
         None,
         "Mosaic GPU does no arithmetic on types of 8 bits or fewer (bitwise ops aside).",

@@ -245,3 +245,26 @@ def test_catalog_only_rule_conditions(rule_id: str, failing: dict, passing: dict
 def test_a_rule_is_not_rendered_for_a_release_without_it() -> None:
     with pytest.raises(LookupError):
         RULES["MGPU-REFUNION-BYTE-ALIGNED-SHAPES"].wording(parse_version("0.6.0"))
+
+
+@pytest.mark.parametrize(
+    ("version", "shape", "dtype", "error", "opening"),
+    [
+        ("0.7.1", (256,), "int4", "AssertionError", "i4"),
+        ("0.7.2", (256,), "int4", "ValueError", "memref<256xi4, strided<[1], offset: ?>"),
+        ("0.8.1", (16,), "float64", "ValueError", "memref<16xf64, strided<[1], offset: ?>"),
+        ("0.10.2", (16,), "float64", "ValueError", "unsupported TMA dtype f64"),
+        ("0.8.1", (8, 128), "bool", "ValueError", "memref<8x128xi1, strided<[128, 1]"),
+        ("0.8.1", (300, 32), "float64", "ValueError", "Async copies only support copying <=256"),
+    ],
+)
+def test_old_pallas_calls_load_the_block_before_building_the_pipeline(
+    version: str, shape: tuple[int, ...], dtype: str, error: str, opening: str
+) -> None:
+    """As each release lowers the quickstart (tests/oracle/test_releases.py): until 0.7.1 a
+    sub-byte load asserts whole bytes; until 0.8.1 the load's layout check comes before the
+    pipeline's TMA descriptors and SMEM budget."""
+    first = check("pallas_call", shape, dtype, jax_version=version).first_violation
+    assert first is not None
+    assert first.error_class == error
+    assert first.message.startswith(opening)
