@@ -644,7 +644,7 @@ _RULES: tuple[Rule, ...] = (
     _rule(
         "MGPU-TMA-INTEGER-BITWIDTH",
         None,
-        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits.",
+        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.2).",
         "ValueError",
         "Unsupported integer bitwidth: {bits}",
         lambda q: q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS,
@@ -652,7 +652,21 @@ _RULES: tuple[Rule, ...] = (
             f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
             "integers of 2, 4, 8, 16, 32 or 64 bits"
         ),
-        since=(0, 6, 1),
+        since=(0, 7, 2),
+        older=(
+            Wording(
+                (0, 6, 1),
+                "ValueError",
+                "Unsupported integer bitwidth: {bits}",
+                condition=lambda q: (
+                    q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS - {2}
+                ),
+                explain=lambda q: (
+                    f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
+                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.1"
+                ),
+            ),
+        ),
     ),
     Rule(
         "MGPU-TMA-DTYPE",
