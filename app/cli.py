@@ -29,6 +29,7 @@ from app.records.seeding import prepare_database
 from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 from app.services.catalog import CatalogCache
+from app.services.compute import checked_jax_version
 from app.services.match import MatchRequest, MatchResponse, MatchService
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
@@ -129,6 +130,11 @@ def match(
     ] = None,
 ) -> None:
     """Find the known errors in a pasted traceback; exit 1 when nothing matches."""
+    try:
+        checked_jax_version(jax_version, "--jax-version")
+    except ProblemError as exc:
+        err.print(exc.detail, highlight=False, soft_wrap=True)
+        raise typer.Exit(code=2) from None
     text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
     settings = load_settings()
     engine, factory = _database(settings)

@@ -90,3 +90,17 @@ def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: i
     nothing.write_text("RuntimeError: the coffee machine is empty\n")
     missed = errata("match", str(nothing))
     assert missed.returncode == 1 and "No known error found" in missed.stdout
+
+
+@pytest.mark.parametrize(
+    ("version", "words"), [("banana", "cannot read"), ("0.4.38", "not modelled")]
+)
+def test_match_refuses_a_jax_version_the_engine_does_not_model(  # type: ignore[no-untyped-def]
+    errata, version: str, words: str
+) -> None:
+    traceback = Path(__file__).parent / "fixtures" / "tracebacks" / "MGPU-COPY-INTEGER-BYTES.txt"
+    refused = errata("match", "--jax-version", version, str(traceback))
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    (line,) = refused.stderr.splitlines()
+    assert line.startswith("--jax-version: ") and words in line

@@ -3,6 +3,11 @@
 Each candidate is searched with numpy over a batch of sizes, then re-checked
 with ``check`` before it is returned: an unverified fix is never returned.
 
+Fixes that keep the user's dtypes come first (pads, then reshapes), fewest added
+bytes first; changes of type come after them, however few bytes they add, since
+converting or reinterpreting the data is rarely what the user meant. A reshape
+keeps the element count; a new shape with more elements is a pad, and says so.
+
 Why a bounded window is enough: along one axis every check is either periodic
 in the size (bits or elements modulo a power of two at most 8192: the widest is
 1024 bits, or 128 elements times a vector of up to 64) or a threshold that only
@@ -16,6 +21,7 @@ import math
 from dataclasses import dataclass
 from functools import cache
 
+import ml_dtypes
 import numpy as np
 
 from .dtypes import DTYPES, DType
@@ -62,7 +68,7 @@ class CodeChange:
 @dataclass(frozen=True)
 class Fix:
     kind: str  # "pad", "reshape", "promote" or "view"
-    axis: int | None  # the padded axis; the last one is -1
+    axis: int | None  # the padded axis; the last one is -1; None: the whole block
     shape: Dims
     dtype: str
     target_dtype: str | None
@@ -71,6 +77,10 @@ class Fix:
     code: CodeChange
     validation: str
     description: str
+    note: str  # what else the fix asks of the data ("" when only the shape changes)
+
+    def keeps_types(self, dtype: str, target_dtype: str | None) -> bool:
+        return self.dtype == dtype and self.target_dtype == target_dtype
 
 
 @dataclass(frozen=True)
@@ -81,6 +91,10 @@ class _Candidate:
     dtype: DType
     target: DType | None
     description: str
+    note: str = ""
+
+    def keeps_types(self, case: Case) -> bool:
+        return self.dtype == case.dtype and self.target == case.target
 
     def added_bytes(self, case: Case) -> float:
         before = math.prod(case.dims) * case.dtype.bits
@@ -181,26 +195,78 @@ def _promotions(case: Case) -> list[_Candidate]:
         if _passes(case, same_shape, wider, case.target)[0]:
             options = [_Candidate("promote", None, case.dims, wider, case.target, "")]
         else:
-            options = [*_pads(case, wider), *_reshapes(case, wider)]
+            options = [*_pads(case, wider), *_reshapes(case, wider), *_padded_reshapes(case, wider)]
         if not options:
             continue
         best = min(options, key=lambda option: option.added_bytes(case))
-        change = {"pad": ", padded to", "reshape": ", reshaped to"}.get(best.kind, "")
-        resized = f"{change} {render_tuple(best.dims)}" if change else ""
-        description = f"store {wider.name} instead of {case.dtype.name}{resized}"
-        found.append(_Candidate("promote", best.axis, best.dims, wider, case.target, description))
+        description = f"store {wider.name} instead of {case.dtype.name}"
+        if best.description:
+            description = f"{description}, and {best.description}"
+        found.append(
+            _Candidate(
+                "promote",
+                best.axis,
+                best.dims,
+                wider,
+                case.target,
+                description,
+                _conversion_note(case.dtype, wider),
+            )
+        )
     return found
 
 
+def _conversion_note(dtype: DType, wider: DType) -> str:
+    """What storing another type asks of the data: converting it, and whether that is exact."""
+    convert = f"convert the data to {wider.name} (x.astype(jnp.{wider.jnp_name})) before it"
+    if _holds_every_value(dtype, wider):
+        return f"{convert} is stored; every {dtype.name} value is exact in {wider.name}"
+    return f"{convert} is stored; {wider.name} cannot hold every {dtype.name} value exactly"
+
+
+def _holds_every_value(dtype: DType, wider: DType) -> bool:
+    if dtype.kind == "bool":
+        return True
+    if dtype.kind == "float" or wider.kind == "float":
+        if dtype.kind != wider.kind:
+            return False
+        narrow, broad = (ml_dtypes.finfo(_scalar(d)) for d in (dtype, wider))
+        return bool(
+            broad.nmant >= narrow.nmant
+            and broad.maxexp >= narrow.maxexp
+            and broad.minexp <= narrow.minexp
+        )
+    low, high = (ml_dtypes.iinfo(_scalar(d)) for d in (dtype, wider))
+    return bool(high.min <= low.min and high.max >= low.max)
+
+
+def _scalar(dtype: DType) -> type:
+    return np.dtype(getattr(ml_dtypes, dtype.name, dtype.name)).type
+
+
+def _exotic(dtype: DType) -> str | None:
+    """The family of a type few users mean unless they already use it: narrow floats
+    (float8, float6, float4), sub-byte integers, bool."""
+    if dtype.kind == "float" and dtype.bits < 16:
+        return "narrow float"
+    if dtype.kind in ("int", "uint") and dtype.bits < 8:
+        return "sub-byte integer"
+    return "bool" if dtype.kind == "bool" else None
+
+
 def _views(case: Case, limit: int = 3) -> list[_Candidate]:
-    """Other dtypes to view a bitcast buffer as, nearest to the requested one first."""
+    """Other dtypes to view a bitcast buffer as, nearest to the requested one first; an
+    exotic type only when the user's types are of its family."""
     wanted = case.target
     if wanted is None:
         return []
+    families = {_exotic(case.dtype), _exotic(wanted)}
     others = [
         dtype
         for dtype in DTYPES.values()
-        if dtype.name != wanted.name and dtype.mlir != case.dtype.mlir
+        if dtype.name != wanted.name
+        and dtype.mlir != case.dtype.mlir
+        and (_exotic(dtype) is None or _exotic(dtype) in families)
     ]
     batch = one_shape(case.dims)
     fitting = [dtype for dtype in others if _passes(case, batch, case.dtype, dtype)[0]]
@@ -213,13 +279,16 @@ def _views(case: Case, limit: int = 3) -> list[_Candidate]:
             case.dtype,
             dtype,
             f"view the buffer as {dtype.name} instead of {wanted.name}",
+            f"reads the same bytes as {dtype.name}: right only if the buffer holds "
+            f"{dtype.name} data, not {wanted.name}",
         )
         for dtype in fitting[:limit]
     ]
 
 
 def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
-    """The 1-D block, and the smallest 2-D block of at most 256 × 256 holding every element."""
+    """The same elements in another shape: the 1-D block, and the first passing 2-D block
+    of at most 256 × 256 holding exactly as many."""
     elements = math.prod(case.dims)
     if elements == 0:
         return []
@@ -227,11 +296,13 @@ def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
     flat = (elements,)
     if flat != case.dims and _passes(case, one_shape(flat), dtype, case.target)[0]:
         found.append(flat)
-    # The best block holds every element: the first passing one of those, in _blocks order.
-    roomy = _blocks()[int(np.searchsorted(_block_sizes(), elements)) :]
-    best = _first_passing(case, roomy, dtype, case.target)
+    sizes = _block_sizes()
+    exact = _blocks()[
+        int(np.searchsorted(sizes, elements)) : int(np.searchsorted(sizes, elements, "right"))
+    ]
+    best = _first_passing(case, exact, dtype, case.target)
     if best is not None:
-        block = (int(roomy[best][0]), int(roomy[best][1]))
+        block = (int(exact[best][0]), int(exact[best][1]))
         if block != case.dims:
             found.append(block)
     return [
@@ -247,14 +318,48 @@ def _reshapes(case: Case, dtype: DType) -> list[_Candidate]:
     ]
 
 
+def _padded_reshapes(case: Case, dtype: DType) -> list[_Candidate]:
+    """More elements in a new shape: the fewest that pass as a 1-D block or as a 2-D block
+    of at most 256 × 256 (the 1-D one on a tie). For a 1-D block this is the plain pad."""
+    if len(case.dims) == 1:
+        return []
+    elements = math.prod(case.dims)
+    shapes: list[Dims] = []
+    flat = smallest_passing_size(case, (elements,), 0, dtype, elements + 1)
+    if flat is not None:
+        shapes.append((flat,))
+    roomy = _blocks()[int(np.searchsorted(_block_sizes(), elements, "right")) :]
+    best = _first_passing(case, roomy, dtype, case.target)
+    if best is not None:
+        shapes.append((int(roomy[best][0]), int(roomy[best][1])))
+    if not shapes:
+        return []
+    dims = min(shapes, key=math.prod)
+    padded = f"the {elements} elements to {math.prod(dims)}"
+    if not case.dims:
+        padded = f"the scalar to {math.prod(dims)} elements"
+    return [
+        _Candidate(
+            "pad",
+            None,
+            dims,
+            dtype,
+            case.target,
+            f"pad {padded} and reshape {render_tuple(case.dims)} to {render_tuple(dims)}",
+        )
+    ]
+
+
 def _candidates(case: Case) -> list[_Candidate]:
     pads = _pads(case, case.dtype)
     cheapest_pad = min((pad.added_bytes(case) for pad in pads), default=math.inf)
-    reshapes = [r for r in _reshapes(case, case.dtype) if r.added_bytes(case) < cheapest_pad]
+    reshaped = [*_reshapes(case, case.dtype), *_padded_reshapes(case, case.dtype)]
+    reshapes = [r for r in reshaped if r.added_bytes(case) < cheapest_pad]
     views = _views(case) if case.operation.needs_target else []
     ranked = sorted(
         [*pads, *reshapes, *_promotions(case), *views],
         key=lambda c: (
+            not c.keeps_types(case),
             c.added_bytes(case),
             KIND_ORDER[c.kind],
             c.dtype.bits,
@@ -291,6 +396,7 @@ def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
             operation, candidate.dims, candidate.dtype, candidate.target, case.version
         ),
         description=candidate.description,
+        note=candidate.note,
     )
 
 
@@ -302,7 +408,8 @@ def suggest_fixes(
     jax_version: str | None = None,
     limit: int = 5,
 ) -> list[Fix]:
-    """Up to ``limit`` verified fixes, fewest added bytes first; [] when nothing fails."""
+    """Up to ``limit`` verified fixes, those keeping the user's dtypes first, then fewest
+    added bytes first; [] when nothing fails."""
     case = resolve(operation, shape, dtype, target_dtype, jax_version)
     if _passes(case, one_shape(case.dims), case.dtype, case.target)[0]:
         return []

@@ -16,7 +16,7 @@ import numpy as np
 from .dtypes import DType
 from .rules import RULES, Quantities, Rule
 from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_memref, render_tuple
-from .versions import OLDEST_SUPPORTED, Version
+from .versions import OLDEST_MODELLED, Version
 
 SMEM_ALIGNMENT = 1024
 MBARRIER_BYTES = 8
@@ -24,6 +24,13 @@ MBARRIER_BYTES = 8
 # contiguous SMEM->GMEM copies a bulk path that skips the box and descriptor checks.
 _BULK_PATH = (0, 10, 0)
 _BEFORE_BULK_PATH = (0, 9, 2)
+# Up to 0.7.1 a pallas_call's x_ref[...] load asserted whole-byte elements before it looked
+# for a register layout.
+_LAST_LOAD_BYTEWIDTH = (0, 7, 1)
+# Up to _LAST_LATE_PIPELINE a pallas_call lowered the kernel's body (the x_ref[...] load)
+# before it built the pipeline's TMA descriptors and sized its SMEM (lowered with each release).
+_LAST_LATE_PIPELINE = (0, 8, 1)
+_EARLY_PIPELINE = (0, 8, 2)
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ class Operation:
     steps: tuple[Step, ...]
     code: str  # the user's line, formatted with shape/dtype/target (JAX spellings)
     smem: SmemBudget = SmemBudget()
-    since: Version = OLDEST_SUPPORTED
+    since: Version = OLDEST_MODELLED
     needs_target: bool = False
     pipeline_buffer: bool = False  # SMEM is a pallas_call pipeline slot (strided memref)
 
@@ -130,11 +137,19 @@ OPERATIONS: dict[str, Operation] = {
             "the quickstart add_vectors: pallas_call without a grid, kernel reads x_ref[...]",
             (
                 Step(RULES["MGPU-PIPELINE-EMPTY-BLOCK"]),
-                _CAPACITY,
+                Step(_CAPACITY.rule, since=_EARLY_PIPELINE),
                 *_BITWIDTH,
                 *_COPY_BYTES,
-                *_TMA_LOAD,
-                *_steps("MGPU-WGSTRIDED-ELEMENT-MULTIPLE", "MGPU-POINTWISE-NARROW-BITWIDTH"),
+                *_TMA_PREPARE,
+                Step(_BOX, until=_BEFORE_BULK_PATH),
+                _LAST_DIM,
+                Step(_BOX, since=_BULK_PATH),
+                *(Step(step.rule, since=_EARLY_PIPELINE) for step in _TMA_DESCRIPTOR),
+                Step(RULES["MGPU-LOAD-BYTEWIDTH"], until=_LAST_LOAD_BYTEWIDTH),
+                Step(RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]),
+                *(Step(step.rule, until=_LAST_LATE_PIPELINE) for step in _TMA_DESCRIPTOR),
+                Step(_CAPACITY.rule, until=_LAST_LATE_PIPELINE),
+                Step(RULES["MGPU-POINTWISE-NARROW-BITWIDTH"]),
             ),
             "jax.ShapeDtypeStruct({shape}, {dtype})",
             smem=SmemBudget(buffers=3),  # x, y and the output block
@@ -225,7 +240,12 @@ def measure(
     non_unit = dims != 1
     positions = np.arange(dims.shape[1])
     last_non_unit = np.where(non_unit, positions, -1).max(axis=1, initial=-1)
-    picked = np.take_along_axis(dims, np.maximum(last_non_unit, 0)[:, None], axis=1)[:, 0]
+    # A 0-d block has no dimension to pick: JAX reads its slice as empty.
+    picked = (
+        np.take_along_axis(dims, np.maximum(last_non_unit, 0)[:, None], axis=1)[:, 0]
+        if dims.shape[1]
+        else np.zeros(len(dims), dtype=np.int64)
+    )
     alloc_bits = smem.bool_bits if dtype.kind == "bool" else dtype.bits
     buffer_bytes = elements * alloc_bits // 8
     return {
@@ -259,7 +279,7 @@ def evaluate(
     count = len(dims)
     steps = operation.steps_for(version)
     if operation.is_noop(dtype, target):  # only the allocation is left to check
-        steps = tuple(step for step in steps if step == _CAPACITY)
+        steps = tuple(step for step in steps if step.rule is _CAPACITY.rule)
     quantities = measure(dims, dtype, target, operation.smem)
     on_target = quantities
     if target is not None and any(step.on_target for step in steps):
@@ -306,7 +326,6 @@ def case_quantities(
         shape_tuple=render_tuple(dims),
         slice_shape_tuple=render_tuple(tuple(dim for dim in dims if dim != 1)),
         zeroth_bits=scalar["slice_last"] * subject.bits,
-        zeroth_bytes=scalar["slice_last"] * subject.bits // 8,
         ref_ty=render_memref(operation.smem_memref(dims, subject)),
         pipeline_zero_axis=1 + (zero_axes[0] if zero_axes else 0),
         pipeline_buffer_shape=render_list((1, *dims)),

@@ -6,7 +6,7 @@ numpy reductions, so the same function answers for one case (Python ints) and
 for a whole batch of candidate shapes (numpy arrays).
 
 Message wordings are per JAX release. The ranges were read from the source of
-each PyPI release of ``jax`` (0.4.31 to 0.10.2) rather than guessed from commit
+each PyPI release of ``jax`` (0.5.0 to 0.10.2) rather than guessed from commit
 dates; the catalog's dated commits land in these releases:
 
 * COPY-WARPGROUP-BYTES: bb2e2303d7 (2024-10-24) -> 0.4.36, ab57051f06
@@ -14,9 +14,10 @@ dates; the catalog's dated commits land in these releases:
 * COPY-INTEGER-BYTES: da7b1577e2 (2025-04-04) -> 0.6.0; before it, sub-byte
   dtypes failed ``assert bw % 8 == 0, ty`` in ``bytewidth``.
 * TMA-LASTDIM-128BITS: e287c7ffc0 (2025-04-10) -> 0.6.0 (bits); 0.5.x counted
-  bits under the "bytes ... 16" wording, 0.4.x counted bytes.
+  bits under the "bytes ... 16" wording.
 * TMA-BOX-256: the ``, got (...)`` tail arrived in 0.8.2.
-* WGSTRIDED-ELEMENT-MULTIPLE: "(got N)" by 0.4.33, ``{memref}`` subject in 0.5.0.
+* WGSTRIDED-ELEMENT-MULTIPLE: ``{memref}`` subject from 0.5.0 on.
+* REFUNION-BYTE-ALIGNED-SHAPES: the ``Got shape: ...`` tail arrived in 0.8.2.
 * REFUNION/ALIAS/BITCAST (5687a523fe, 2025-04-23) -> 0.6.1; async stores -> 0.10.1.
 
 Rules marked ``catalog_rank=None`` are not in the catalog: they are errors that
@@ -32,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .versions import FIRST_UNRELEASED, OLDEST_SUPPORTED, Version, render_version
+from .versions import FIRST_UNRELEASED, OLDEST_MODELLED, Version, render_version
 
 WARPGROUP_SIZE = 128
 TMA_MAX_BOX = 256
@@ -195,7 +196,7 @@ def _rule(
     condition: Condition,
     explain: Explain,
     *,
-    since: Version = OLDEST_SUPPORTED,
+    since: Version = OLDEST_MODELLED,
     older: tuple[Wording, ...] = (),
 ) -> Rule:
     """A rule whose newest wording is ``template``, in force from ``since``."""
@@ -221,7 +222,7 @@ _RULES: tuple[Rule, ...] = (
         since=(0, 6, 0),
         older=(
             Wording(
-                OLDEST_SUPPORTED,
+                OLDEST_MODELLED,
                 "AssertionError",
                 "{element_type}",
                 condition=lambda q: q["bits"] % 8 != 0,
@@ -240,7 +241,7 @@ _RULES: tuple[Rule, ...] = (
         _explain_warpgroup_bytes,
         since=(0, 8, 2),
         older=(
-            Wording(OLDEST_SUPPORTED, "NotImplementedError", "Only aligned copies are supported"),
+            Wording(OLDEST_MODELLED, "NotImplementedError", "Only aligned copies are supported"),
             Wording(
                 (0, 7, 1),
                 "NotImplementedError",
@@ -278,7 +279,8 @@ _RULES: tuple[Rule, ...] = (
         "Only byte-aligned shapes are supported. Got shape: {dtype_name}{shape_tuple}",
         lambda q: q["total_bits"] % 8 != 0,
         _explain_integer_bytes,
-        since=(0, 6, 1),
+        since=(0, 8, 2),
+        older=(Wording((0, 6, 1), "ValueError", "Only byte-aligned shapes are supported."),),
     ),
     Rule(
         "MGPU-WGSTRIDED-ELEMENT-MULTIPLE",
@@ -292,13 +294,7 @@ _RULES: tuple[Rule, ...] = (
         _explain_element_multiple,
         (
             Wording(
-                OLDEST_SUPPORTED,
-                "ValueError",
-                "Ref must have a number of elements that is a multiple of {WARPGROUP_SIZE} "
-                "(got {elements})",
-            ),
-            Wording(
-                (0, 5, 0),
+                OLDEST_MODELLED,
                 "ValueError",
                 "{ref_ty} must have a number of elements that is a multiple of "
                 "{WARPGROUP_SIZE} (got {elements})",
@@ -365,14 +361,8 @@ _RULES: tuple[Rule, ...] = (
         _explain_last_dim,
         since=(0, 6, 0),
         older=(
-            Wording(
-                OLDEST_SUPPORTED,
-                "ValueError",
-                "Async copies require the number of bytes copied along the last dimension to "
-                "be divisible by 16, but got {zeroth_bytes}",
-            ),
-            Wording(
-                (0, 5, 0),
+            Wording(  # bits counted, under the old wording
+                OLDEST_MODELLED,
                 "ValueError",
                 "Async copies require the number of bytes copied along the last dimension to "
                 "be divisible by 16, but got {zeroth_bits}",
@@ -404,7 +394,7 @@ _RULES: tuple[Rule, ...] = (
         since=(0, 8, 2),
         older=(
             Wording(
-                OLDEST_SUPPORTED,
+                OLDEST_MODELLED,
                 "ValueError",
                 "Async copies only support copying <=256 elements along each dimension",
             ),
@@ -598,7 +588,7 @@ _RULES: tuple[Rule, ...] = (
         since=(0, 7, 1),
         older=(
             Wording(
-                OLDEST_SUPPORTED,
+                OLDEST_MODELLED,
                 "ValueError",
                 "Mosaic GPU kernel exceeds available shared memory smem_bytes={smem_bytes} "
                 "> 228000",
@@ -649,12 +639,12 @@ _RULES: tuple[Rule, ...] = (
             "async_copy drops unit dimensions"
         ),
         since=(0, 10, 0),
-        older=(Wording(OLDEST_SUPPORTED, "ValueError", "max() arg is an empty sequence"),),
+        older=(Wording(OLDEST_MODELLED, "ValueError", "max() arg is an empty sequence"),),
     ),
     _rule(
         "MGPU-TMA-INTEGER-BITWIDTH",
         None,
-        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits.",
+        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.2).",
         "ValueError",
         "Unsupported integer bitwidth: {bits}",
         lambda q: q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS,
@@ -662,7 +652,21 @@ _RULES: tuple[Rule, ...] = (
             f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
             "integers of 2, 4, 8, 16, 32 or 64 bits"
         ),
-        since=(0, 6, 1),
+        since=(0, 7, 2),
+        older=(
+            Wording(
+                (0, 6, 1),
+                "ValueError",
+                "Unsupported integer bitwidth: {bits}",
+                condition=lambda q: (
+                    q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS - {2}
+                ),
+                explain=lambda q: (
+                    f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
+                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.1"
+                ),
+            ),
+        ),
     ),
     Rule(
         "MGPU-TMA-DTYPE",
@@ -681,6 +685,15 @@ _RULES: tuple[Rule, ...] = (
             ),
             Wording((0, 7, 0), "ValueError", "unsupported TMA dtype {element_type}"),
         ),
+    ),
+    _rule(
+        "MGPU-LOAD-BYTEWIDTH",
+        None,
+        "Until 0.7.1, loading a sub-byte ref into registers asserted whole-byte elements.",
+        "AssertionError",
+        "{element_type}",
+        lambda q: q["bits"] % 8 != 0,
+        lambda q: f"{q['bits']}-bit elements: the load's bytewidth() asserts bits mod 8 = 0",
     ),
     _rule(
         "MGPU-POINTWISE-NARROW-BITWIDTH",

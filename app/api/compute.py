@@ -21,6 +21,7 @@ from app.services.compute import (
     ComputeRequest,
     ComputeResponse,
     ComputeService,
+    RawBatch,
     SweepRequest,
     SweepResponse,
     run_sweep,
@@ -49,18 +50,16 @@ async def compute(http: Request) -> Response:
     return Response(answer.json, media_type="application/json")
 
 
-@router.post("/batch", response_model=BatchResponse, summary="Many cases at once")
-async def compute_batch(catalog: CatalogDep, request: BatchRequest, http: Request) -> BatchResponse:
+@router.post(
+    "/batch",
+    response_model=BatchResponse,
+    summary="Many cases at once; a bad case gets its own problem, the others their answers",
+    openapi_extra=json_body(BatchRequest),
+)
+async def compute_batch(catalog: CatalogDep, http: Request) -> BatchResponse:
+    batch = parse_json(RawBatch, await http.body())
     service = ComputeService(catalog)
-    return await cpu_bound(
-        http,
-        lambda: BatchResponse(
-            results=[
-                service.compute(case, field_prefix=f"cases.{index}.")
-                for index, case in enumerate(request.cases)
-            ]
-        ),
-    )
+    return await cpu_bound(http, lambda: service.batch(batch.cases))
 
 
 @router.post("/sweep", response_model=SweepResponse, summary="Valid sizes of one block dimension")

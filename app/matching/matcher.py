@@ -30,11 +30,14 @@ from app.matching.tracebacks import (
 )
 from app.matching.values import (
     TypedValues,
+    UserFrame,
     ValueSource,
+    adopt_written_dtype,
     find_value_sources,
     infer_missing,
     needs_context,
     type_values,
+    user_frame,
 )
 
 # How sure a match is, by where in the paste its message was found.
@@ -87,6 +90,7 @@ class Match:
     truncated: bool = False
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
+    user_frame: UserFrame | None = None  # where the user's own code appears in the paste
 
 
 @dataclass(frozen=True)
@@ -255,6 +259,7 @@ def _best_per_error(
     best.sort(key=lambda item: _rank(item[1], item[0]))
 
     sources = cache(lambda: find_value_sources(paste.lines))
+    frame = user_frame(paste.lines) if best else None
     reported: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     matches = []
     for score, chosen, alternatives in best:
@@ -264,7 +269,7 @@ def _best_per_error(
         )
         if key not in reported:
             reported.add(key)
-            matches.append(_match(chosen, score, alternatives, index, paste, sources))
+            matches.append(_match(chosen, score, alternatives, index, paste, sources, frame))
     return tuple(matches)
 
 
@@ -279,12 +284,14 @@ def _match(
     index: PatternIndex,
     paste: NormalizedPaste,
     sources: Callable[[], Sequence[ValueSource]],
+    frame: UserFrame | None,
 ) -> Match:
     entry = index.entries[candidate.hit.entry]
     record = candidate.record
     values = type_values(candidate.hit.captures)
     if needs_context(values):
         infer_missing(values, sources(), candidate.line)
+        adopt_written_dtype(values, frame)
     return Match(
         record_id=entry.record_id,
         variant=entry.variant,
@@ -301,6 +308,7 @@ def _match(
         truncated=candidate.hit.truncated,
         metadata=entry.metadata,
         alternatives=alternatives,
+        user_frame=frame,
     )
 
 

@@ -62,6 +62,16 @@ class ValueSource:
     memory_space: str | None
 
 
+@dataclass(frozen=True)
+class UserFrame:
+    """A frame of the user's own code (not a library's), and the source line under it."""
+
+    file: str
+    line: int
+    source: str | None
+    dtype: str | None  # the one dtype the source line writes, if it writes exactly one
+
+
 def type_values(captures: Mapping[str, str]) -> TypedValues:
     """Type what a message's captures say, and the counts that follow from it."""
     values = TypedValues()
@@ -83,6 +93,20 @@ def infer_missing(values: TypedValues, sources: Sequence[ValueSource], line: int
         return
     unknown = [key for key in _DERIVED if getattr(values, key) is None]
     _adopt(values, source)
+    _derive(values)
+    values.inferred += [key for key in unknown if getattr(values, key) is not None]
+
+
+def adopt_written_dtype(values: TypedValues, frame: UserFrame | None) -> None:
+    """A dtype the message leaves unsaid, from the user's line when it writes one."""
+    if values.dtype is not None or frame is None or frame.dtype is None:
+        return
+    dtype = parse_dtype(frame.dtype)
+    if values.bits is not None and values.bits % dtype.bits:
+        return  # the message's count is not a whole number of such elements
+    unknown = [key for key in _DERIVED if getattr(values, key) is None]
+    _set_dtype(values, dtype.name, dtype.bits)
+    values.inferred.extend(["dtype", "bit_width"])
     _derive(values)
     values.inferred += [key for key in unknown if getattr(values, key) is not None]
 
@@ -227,3 +251,41 @@ def _memref_texts(line: str) -> list[str]:
                 texts.append(line[start.start() : index + 1])
                 break
     return texts
+
+
+# --- the user's own frame ------------------------------------------------------------------
+
+_PYTHON_FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_LIBRARY_FILE = re.compile(r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]|^<")
+_WRITTEN_DTYPE = re.compile(
+    r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
+    r"|\bdtype\s*=\s*['\"](?P<quoted>\w+)['\"]"
+)
+
+
+def user_frame(lines: Sequence[str]) -> UserFrame | None:
+    """The user's frame nearest the error that writes a dtype, else the nearest one."""
+    frames = []
+    for number, text in enumerate(lines):
+        found = _PYTHON_FRAME.match(text)
+        if found is None or _LIBRARY_FILE.search(found["file"]):
+            continue
+        following = lines[number + 1] if number + 1 < len(lines) else ""
+        source = (
+            following.strip() if following.strip() and not _PYTHON_FRAME.match(following) else None
+        )
+        frames.append(UserFrame(found["file"], int(found["line"]), source, _written_dtype(source)))
+    writing = [frame for frame in frames if frame.dtype is not None]
+    nearest = writing or frames
+    return nearest[-1] if nearest else None
+
+
+def _written_dtype(source: str | None) -> str | None:
+    """The dtype a source line names, when it names exactly one."""
+    if source is None:
+        return None
+    names = set()
+    for found in _WRITTEN_DTYPE.finditer(source):
+        with suppress(AlignmentInputError):
+            names.add(parse_dtype(found["attribute"] or found["quoted"]).name)
+    return names.pop() if len(names) == 1 else None

@@ -124,13 +124,15 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
         text.append(f"Matched the {match.variant} wording of this error.")
     if match.fixUnavailable:
         text.append(f"No fix computed: {match.fixUnavailable}.")
+    if fix is not None:
+        text.extend(_later_checks(fix))
     page = Link("Record page", links.record(match.slug or match.errorId))
     return Card(
         title=f"{match.errorClass or 'Error'}: {message}",
         facts=tuple(facts),
         quotes=tuple(quotes),
         text=tuple(text),
-        fixes=_fix_cards(fix.fixes) if fix else (),
+        fixes=_fix_cards(fix) if fix else (),
         links=(page, *_all_fixes(fix, links)),
     )
 
@@ -149,20 +151,14 @@ def compute_card(response: ComputeResponse, links: Links) -> Card:
             facts=tuple(facts),
             text=("Nothing to fix: this block lowers.",),
         )
-    text = []
-    later = [violation.rule for violation in response.violations[1:]]
-    if later:
-        checks = "check fails" if len(later) == 1 else "checks fail"
-        text.append(
-            f"Fixing only this is not enough: {len(later)} more {checks} ({', '.join(later)})."
-        )
+    text = _later_checks(response)
     pages = [Link("Record page", links.record(first.errorId))] if first.errorId else []
     return Card(
         title=f"{first.errorClass}: {first.message}",
         facts=tuple(facts),
         quotes=(Quote("JAX says", first.message, first.explanation),),
         text=tuple(text),
-        fixes=_fix_cards(response.fixes),
+        fixes=_fix_cards(response),
         links=(*pages, *_all_fixes(response, links)),
     )
 
@@ -225,21 +221,65 @@ def _value_facts(values: ValuesOut) -> Iterable[tuple[str, str]]:
             yield label, f"{value} (inferred)" if label in inferred else str(value)
 
 
-def _fix_cards(fixes: list[FixOut]) -> tuple[FixCard, ...]:
+def _later_checks(response: ComputeResponse) -> list[str]:
+    """Why the fixes go further than the first error asks: the checks that fail after it."""
+    later = [violation.rule for violation in response.violations[1:]]
+    if not later:
+        return []
+    checks = "check fails" if len(later) == 1 else "checks fail"
+    return [
+        f"Fixing only this is not enough: {len(later)} more {checks} ({', '.join(later)}); "
+        "every fix below passes them too."
+    ]
+
+
+def _fix_cards(response: ComputeResponse) -> tuple[FixCard, ...]:
+    fixes = response.fixes
     return tuple(
         FixCard(
             title=fix.description,
-            note=_fix_note(fix),
+            note=_fix_note(fix, fixes[index - 1] if index else None, response),
             snippets=(Snippet("Before", fix.code.before), Snippet("After", fix.code.after)),
         )
-        for fix in fixes
+        for index, fix in enumerate(fixes)
     )
 
 
-def _fix_note(fix: FixOut) -> str:
-    checked = "verified against every check" if fix.verified else "not verified"
-    added = f"adds {fix.addedBytes:g} bytes" if fix.addedBytes else "adds no bytes"
-    return f"{checked}; {added}"
+def _fix_note(fix: FixOut, above: FixOut | None, response: ComputeResponse) -> str:
+    """What the fix costs and asks of the data, and why it ranks below the fix above it."""
+    parts = [
+        "verified against every check" if fix.verified else "not verified",
+        f"adds {fix.addedBytes:g} bytes" if fix.addedBytes else "adds no bytes",
+    ]
+    if fix.note:
+        parts.append(fix.note)
+    if above is not None:
+        parts.extend(_ranked_below(fix, above, response))
+    return "; ".join(parts)
+
+
+def _ranked_below(fix: FixOut, above: FixOut, response: ComputeResponse) -> list[str]:
+    """The ranking rule that put ``above`` first, where the added bytes do not say it."""
+
+    def keeps(candidate: FixOut) -> bool:
+        return (candidate.dtype, candidate.targetDtype) == (response.dtype, response.targetDtype)
+
+    if fix.addedBytes > above.addedBytes and keeps(fix) == keeps(above):
+        return []
+    if keeps(above) and not keeps(fix):
+        return ["ranked below the fixes that keep your dtypes, which change less of what you meant"]
+    if fix.addedBytes != above.addedBytes:
+        return []
+    tie = "as many bytes as the fix above"
+    if fix.kind != above.kind:
+        return [f"{tie}, which ranks first as a {above.kind} (pads, reshapes, then type changes)"]
+    if fix.dtype != above.dtype:
+        return [f"{tie}, which ranks first with the narrower {above.dtype}"]
+    if fix.targetDtype != above.targetDtype:
+        return [f"{tie}, which ranks first as a view nearer to {response.targetDtype}"]
+    if above.axis == -1 and fix.axis != -1:
+        return [f"{tie}, which ranks first for padding the last axis"]
+    return [tie]
 
 
 def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ...]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, TypeVar
 
 from cachetools import LRUCache, cached
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.alignment import (
     RULES,
@@ -22,11 +22,12 @@ from app.alignment import (
     Violation,
     check,
     parse_dtype,
+    parse_version,
     suggest_fixes,
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
-from app.errors import NotFound, invalid_field
+from app.errors import InvalidInput, NotFound, ProblemError, invalid_field
 from app.services.catalog import Catalog, operations_for_rule
 
 T = TypeVar("T")
@@ -86,6 +87,10 @@ class FixOut(BaseModel):
     addedBytes: float
     verified: bool
     description: str
+    note: str = Field(
+        description="What else the fix asks of the data: a conversion, a "
+        "reinterpretation; empty when only the shape changes."
+    )
     code: CodeOut
 
 
@@ -105,8 +110,29 @@ class BatchRequest(BaseModel):
     cases: list[ComputeRequest] = Field(min_length=1, max_length=MAX_BATCH)
 
 
+class RawBatch(BaseModel):
+    """A batch as read: each case is checked on its own, so one bad case fails alone."""
+
+    cases: list[Any] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class CaseProblem(BaseModel):
+    """Why one case of a batch has no answer: the problem its own request would get."""
+
+    status: int
+    title: str
+    detail: str
+    errors: list[dict[str, Any]]
+
+
+class CaseFailure(BaseModel):
+    problem: CaseProblem
+
+
 class BatchResponse(BaseModel):
-    results: list[ComputeResponse]
+    results: list[ComputeResponse | CaseFailure] = Field(
+        description="One per case, in order: the answer, or the case's problem."
+    )
 
 
 class SweepRequest(BaseModel):
@@ -176,6 +202,25 @@ class ComputeService:
     def compute(self, request: ComputeRequest, field_prefix: str = "") -> ComputeResponse:
         return self.answer(request, field_prefix).response
 
+    def batch(self, cases: list[Any]) -> BatchResponse:
+        """Every case answered on its own: a bad case gets its problem, the others their
+        answers."""
+        results: list[ComputeResponse | CaseFailure] = []
+        for index, case in enumerate(cases):
+            prefix = f"cases.{index}."
+            try:
+                try:
+                    request = ComputeRequest.model_validate(case)
+                except ValidationError as exc:
+                    raise _invalid_case(prefix, exc) from None
+                results.append(self.compute(request, field_prefix=prefix))
+            except ProblemError as exc:
+                problem = CaseProblem(
+                    status=exc.status, title=exc.title, detail=exc.detail, errors=exc.errors
+                )
+                results.append(CaseFailure(problem=problem))
+        return BatchResponse(results=results)
+
     def answer(self, request: ComputeRequest, field_prefix: str = "") -> ComputeAnswer:
         """The answer, and its JSON, remembered with the catalog: the same case asked again
         costs neither the engine nor building and serializing the answer."""
@@ -237,6 +282,18 @@ class ComputeService:
             message=violation.message,
             explanation=violation.explanation,
         )
+
+
+def checked_jax_version(text: str | None, field: str = "jaxVersion") -> str | None:
+    """The one rule for a JAX version, wherever a user gives one (API, pages, chat, CLI): a
+    release the engine models, or ``main``; anything else is a 422 naming ``field``."""
+    if text is None:
+        return None
+    try:
+        parse_version(text)
+    except AlignmentInputError as exc:
+        raise invalid_field(field, str(exc)) from None
+    return text
 
 
 def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:
@@ -306,8 +363,22 @@ def _fix(fix: Fix) -> FixOut:
         addedBytes=fix.added_bytes,
         verified=fix.verified,
         description=fix.description,
+        note=fix.note,
         code=CodeOut(before=fix.code.before, after=fix.code.after, validation=fix.validation),
     )
+
+
+def _invalid_case(prefix: str, exc: ValidationError) -> InvalidInput:
+    """A case's validation errors as a 422 naming each field under ``cases.N.``."""
+    errors = [
+        {
+            "field": (prefix + ".".join(str(part) for part in error["loc"])).rstrip("."),
+            "message": error["msg"].removeprefix("Value error, "),
+        }
+        for error in exc.errors()
+    ]
+    detail = "; ".join(f"{error['field']}: {error['message']}" for error in errors[:5])
+    return InvalidInput(detail, errors=errors)
 
 
 def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:

@@ -10,8 +10,14 @@ from pydantic import BaseModel, Field
 from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
+from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
-from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
+from app.services.compute import (
+    ComputeRequest,
+    ComputeResponse,
+    ComputeService,
+    checked_jax_version,
+)
 
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
@@ -50,6 +56,12 @@ class WhyOut(BaseModel):
     truncated: bool
 
 
+class UserFrameOut(BaseModel):
+    file: str
+    line: int
+    source: str | None = Field(description="The line of code under the frame, as pasted.")
+
+
 class MatchOut(BaseModel):
     errorId: str
     slug: str
@@ -66,6 +78,9 @@ class MatchOut(BaseModel):
     fix: ComputeResponse | None
     fixUnavailable: str | None = Field(description="Why there is no fix, when there is none.")
     alternatives: list[str]
+    userFrame: UserFrameOut | None = Field(
+        description="The user's own code nearest the error (not a library's), if pasted."
+    )
     why: WhyOut
 
 
@@ -99,6 +114,7 @@ class MatchService:
         self.engine = ComputeService(catalog, run_engine=run_engine)
 
     def match(self, request: MatchRequest) -> MatchResponse:
+        checked_jax_version(request.jaxVersion)
         try:
             report = match_paste(request.text, self.catalog.patterns, request.jaxVersion)
         except PasteTooLarge as exc:
@@ -144,6 +160,7 @@ class MatchService:
             fix=fix,
             fixUnavailable=reason,
             alternatives=list(match.alternatives),
+            userFrame=_frame(match.user_frame),
             why=WhyOut(
                 patternId=match.pattern_id,
                 pattern=match.pattern,
@@ -161,7 +178,7 @@ class MatchService:
             return None, None, "this error belongs to no construct the engine models"
         values = match.values
         if values.shape is None or values.dtype is None:
-            return None, None, "the paste does not show the block's shape and dtype"
+            return None, None, _missing_values(values.shape, values.dtype)
         operations = _by_hints(info.operations, request.text)
         for operation in operations:
             try:
@@ -180,7 +197,7 @@ class MatchService:
                         jaxVersion=request.jaxVersion,
                     )
                 )
-                return operation, fix, None
+                return operation, _from_the_users_line(fix, match.user_frame), None
         return (
             operations[0],
             None,
@@ -201,6 +218,34 @@ class MatchService:
             )
             for record_id, score in self.catalog.similar(query)
         ]
+
+
+def _missing_values(shape: list[int] | None, dtype: str | None) -> str:
+    """What the engine lacks, saying what the paste does show."""
+    if dtype is not None:
+        return f"the paste shows the dtype ({dtype}) but not the block's shape"
+    if shape is not None:
+        return f"the paste shows the block's shape ({shape}) but not its dtype"
+    return "the paste does not show the block's shape and dtype"
+
+
+def _from_the_users_line(fix: ComputeResponse, frame: UserFrame | None) -> ComputeResponse:
+    """The fixes, each starting from the user's line that writes the dtype (where the paste
+    shows one) rather than from the construct in general. A copy: answers are shared."""
+    if frame is None or frame.source is None or frame.dtype is None:
+        return fix
+    before = f"# {frame.file}, line {frame.line}\n{frame.source}"
+    fixes = [
+        option.model_copy(update={"code": option.code.model_copy(update={"before": before})})
+        for option in fix.fixes
+    ]
+    return fix.model_copy(update={"fixes": fixes})
+
+
+def _frame(frame: UserFrame | None) -> UserFrameOut | None:
+    if frame is None:
+        return None
+    return UserFrameOut(file=frame.file, line=frame.line, source=frame.source)
 
 
 def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:

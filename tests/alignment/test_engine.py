@@ -217,6 +217,41 @@ JAX_0_10_2 = [
         "Mosaic GPU kernel exceeds available shared memory: smem_bytes=300032 > "
         "max_smem_bytes=232448",
     ),
+    # 0-d blocks: the checks run as on any block (JAX drops no check for a scalar).
+    (
+        "copy_gmem_to_smem",
+        (),
+        "float32",
+        None,
+        "NotImplementedError",
+        "Only copies transferring a number of bytes divisible by the warpgroup size are "
+        "supported. Got bytes=4 but warpgroup size is 128",
+    ),
+    (
+        "pallas_call",
+        (),
+        "int4",
+        None,
+        "ValueError",
+        "Can only transfer integer bytes (shape=[], dtype=i4)",
+    ),
+    (
+        "ref_union",
+        (),
+        "int4",
+        None,
+        "ValueError",
+        "Only byte-aligned shapes are supported. Got shape: int4()",
+    ),
+    ("copy_smem_to_gmem", (), "float32", None, "IndexError", "list index out of range"),
+    (
+        "smem_bitcast",
+        (),
+        "uint8",
+        "float32",
+        "NotImplementedError",
+        "Data type bitcast is only supported for 1D arrays.",
+    ),
 ]
 
 
@@ -306,7 +341,9 @@ def test_huge_dimensions_compute_exactly() -> None:
         ({"target_dtype": "int8"}, "target_dtype", "takes no target_dtype"),
         ({"operation": "smem_bitcast"}, "target_dtype", "needs a target_dtype"),
         ({"target_dtype": "bf17", "operation": "smem_bitcast"}, "target_dtype", "bfloat16"),
-        ({"jax_version": "0.4.30"}, "jax_version", "0.4.36"),
+        ({"jax_version": "0.4.30"}, "jax_version", "errata models JAX 0.5.0 to 0.10.2"),
+        ({"jax_version": "0.4.38"}, "jax_version", "JAX 0.4.38 is not modelled"),
+        ({"jax_version": "banana"}, "jax_version", "cannot read"),
         ({"jax_version": "latest"}, "jax_version", "cannot read"),
         ({"jax_version": "0.6.0", "operation": "ref_union"}, "jax_version", "0.6.1"),
     ],

@@ -50,13 +50,82 @@ def test_bool_block_is_promoted_and_reshaped() -> None:
     assert (best.kind, best.dtype, best.shape) == ("promote", "int8", (4, 256))
 
 
-def test_bitcast_offers_views_before_padding() -> None:
-    fixes = suggest_fixes("smem_bitcast", [6], "uint8", "float32")
-    views = [fix.target_dtype for fix in fixes if fix.kind == "view"]
-    assert views[:2] == ["bfloat16", "float16"]
-    pad = next(fix for fix in fixes if fix.kind == "pad")
-    assert (pad.shape, pad.added_bytes, pad.target_dtype) == ((8,), 2.0, "float32")
+def test_bitcast_pads_the_buffer_before_offering_other_views() -> None:
+    """Reading the data as another type is rarely what the user meant; padding is."""
+    pad, *views = suggest_fixes("smem_bitcast", [6], "uint8", "float32")
+    assert (pad.kind, pad.shape, pad.added_bytes, pad.target_dtype) == ("pad", (8,), 2.0, "float32")
     assert pad.code.after == "plgpu.SMEM((8,), jnp.uint8)  # viewed as jnp.float32"
+    assert pad.note == ""
+    assert [fix.target_dtype for fix in views] == ["bfloat16", "float16", "int16"]
+    assert all("only if the buffer holds" in fix.note for fix in views)
+
+
+@pytest.mark.parametrize("size", [3, 5, 7, 9])
+@pytest.mark.parametrize("target", ["int16", "float32", "bfloat16", "int32"])
+def test_no_exotic_view_unless_the_user_has_one(size: int, target: str) -> None:
+    fixes = suggest_fixes("smem_bitcast", [size], "uint8", target, limit=20)
+    assert fixes[0].kind == "pad" and fixes[0].target_dtype == target
+    offered = {fix.target_dtype for fix in fixes}
+    assert not {name for name in offered if name.startswith(("float8", "float6", "float4"))}
+    assert not offered & {"bool", "int2", "uint2", "int4", "uint4"}
+
+
+def test_narrow_float_views_are_offered_to_a_narrow_float_user() -> None:
+    fixes = suggest_fixes("smem_bitcast", [5], "uint8", "float6_e2m3fn", limit=20)
+    views = [fix.target_dtype or "" for fix in fixes if fix.kind == "view"]
+    assert views and all(view.startswith(("float8", "float4")) for view in views)
+
+
+def test_fixes_keeping_the_dtypes_rank_before_type_changes() -> None:
+    for case in (
+        ("copy_gmem_to_smem", [7], "int4", None),
+        ("copy_gmem_to_smem", [3, 5], "int4", None),
+        ("smem_bitcast", [6], "uint8", "float32"),
+    ):
+        fixes = suggest_fixes(*case, limit=10)
+        kept = [fix.keeps_types(case[2], case[3]) for fix in fixes]
+        assert kept == sorted(kept, reverse=True), case
+        assert kept[0], case
+
+
+def test_a_promotion_says_the_data_must_be_converted() -> None:
+    promoted = [
+        fix for fix in suggest_fixes("copy_gmem_to_smem", [7], "int4") if fix.kind == "promote"
+    ]
+    assert promoted and all("x.astype(jnp." in fix.note for fix in promoted)
+    assert "every int4 value is exact in int8" in promoted[0].note
+    (narrowed,) = [
+        fix for fix in suggest_fixes("copy_gmem_to_smem", [7], "float64") if fix.kind == "promote"
+    ]
+    assert "float32 cannot hold every float64 value exactly" in narrowed.note
+
+
+@pytest.mark.parametrize(
+    ("operation", "shape", "dtype"),
+    [
+        ("pallas_call", (3, 7), "float32"),
+        ("copy_gmem_to_smem", (3, 5), "int4"),
+        ("pallas_call", (), "float32"),
+    ],
+)
+def test_a_reshape_keeps_the_element_count_and_more_elements_is_a_pad(
+    operation: str, shape: tuple[int, ...], dtype: str
+) -> None:
+    fixes = suggest_fixes(operation, shape, dtype, limit=10)
+    for fix in fixes:
+        if fix.kind == "reshape":
+            assert math.prod(fix.shape) == math.prod(shape), fix
+        elif fix.kind == "pad" and fix.axis is None:
+            assert math.prod(fix.shape) > math.prod(shape)
+            assert fix.description.startswith("pad ") and "reshape" in fix.description
+    best = fixes[0]
+    assert best.kind == "pad"
+
+
+def test_the_quickstart_3x7_is_padded_then_reshaped() -> None:
+    best = suggest_fixes("pallas_call", [3, 7], "float32")[0]
+    assert (best.kind, best.axis, best.shape) == ("pad", None, (128,))
+    assert best.description == "pad the 21 elements to 128 and reshape (3, 7) to (128,)"
 
 
 def test_no_fix_for_a_passing_case() -> None:
@@ -70,9 +139,11 @@ def test_huge_dimensions_are_answered_without_scanning_them() -> None:
 
 
 def test_ranked_by_added_bytes_and_limited() -> None:
-    fixes = suggest_fixes("copy_gmem_to_smem", [3, 5], "int4", limit=3)
-    assert len(fixes) <= 3
-    assert [fix.added_bytes for fix in fixes] == sorted(fix.added_bytes for fix in fixes)
+    fixes = suggest_fixes("copy_gmem_to_smem", [3, 5], "int4", limit=4)
+    assert len(fixes) <= 4
+    for keeps in (True, False):
+        added = [fix.added_bytes for fix in fixes if fix.keeps_types("int4", None) is keeps]
+        assert added == sorted(added)
 
 
 @quick
@@ -100,7 +171,7 @@ def test_bitcast_fixes_pass_check(size: int, dtype: str, target: str) -> None:
 @given(st.sampled_from(SHAPED), st.integers(0, 300), st.sampled_from(COMMON_DTYPES))
 def test_no_smaller_padding_passes(operation: str, size: int, dtype: str) -> None:
     for fix in suggest_fixes(operation, [size], dtype, limit=10):
-        if fix.kind == "pad":
+        if fix.kind == "pad" and fix.axis is not None:
             (padded,) = fix.shape
             assert padded > size
             smaller = range(size + 1, padded)

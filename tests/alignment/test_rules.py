@@ -111,7 +111,11 @@ def test_warpgroup_bytes_wordings(version: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("version", "message"),
     [
-        ("0.4.38", "Ref must have a number of elements that is a multiple of 128 (got 32)"),
+        (
+            "0.5.0",
+            "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have "
+            "a number of elements that is a multiple of 128 (got 32)",
+        ),
         (
             "0.10.2",
             "memref<32xf32, strided<[1], offset: ?>, #gpu.address_space<workgroup>> must have "
@@ -132,16 +136,29 @@ def test_element_multiple_says_256_is_not_a_multiple_of_128_for_int4() -> None:
 
 def test_last_dim_wordings() -> None:
     rule = RULES["MGPU-TMA-LASTDIM-128BITS"]
-    quantities = {"slice_last": 3, "bits": 32, "zeroth_bits": 96, "zeroth_bytes": 12}
-    rendered = {v: rule.render(quantities, parse_version(v)) for v in ("0.4.38", "0.5.3", "0.6.0")}
+    quantities = {"slice_last": 3, "bits": 32, "zeroth_bits": 96}
+    rendered = {v: rule.render(quantities, parse_version(v)) for v in ("0.5.3", "0.6.0")}
     assert rendered == {
-        "0.4.38": "Async copies require the number of bytes copied along the last dimension "
-        "to be divisible by 16, but got 12",
         "0.5.3": "Async copies require the number of bytes copied along the last dimension "
         "to be divisible by 16, but got 96",
         "0.6.0": "Async copies require the number of bits copied along the last dimension "
         "to be divisible by 128, but got 96",
     }
+
+
+@pytest.mark.parametrize(
+    ("version", "tail"),
+    [
+        ("0.6.1", ""),
+        ("0.8.1", ""),
+        ("0.8.2", " Got shape: int4(7,)"),
+        ("0.10.2", " Got shape: int4(7,)"),
+    ],
+)
+def test_ref_union_shape_tail_arrived_in_0_8_2(version: str, tail: str) -> None:
+    """Read in each release's jax/_src/pallas/mosaic_gpu/core.py (RefUnion)."""
+    message = first_message("ref_union", (7,), "int4", version=version)
+    assert message == f"Only byte-aligned shapes are supported.{tail}"
 
 
 def test_box_tail_arrived_in_0_8_2() -> None:
@@ -228,3 +245,33 @@ def test_catalog_only_rule_conditions(rule_id: str, failing: dict, passing: dict
 def test_a_rule_is_not_rendered_for_a_release_without_it() -> None:
     with pytest.raises(LookupError):
         RULES["MGPU-REFUNION-BYTE-ALIGNED-SHAPES"].wording(parse_version("0.6.0"))
+
+
+@pytest.mark.parametrize(
+    ("version", "shape", "dtype", "error", "opening"),
+    [
+        ("0.7.1", (256,), "int4", "AssertionError", "i4"),
+        ("0.7.2", (256,), "int4", "ValueError", "memref<256xi4, strided<[1], offset: ?>"),
+        ("0.8.1", (16,), "float64", "ValueError", "memref<16xf64, strided<[1], offset: ?>"),
+        ("0.10.2", (16,), "float64", "ValueError", "unsupported TMA dtype f64"),
+        ("0.8.1", (8, 128), "bool", "ValueError", "memref<8x128xi1, strided<[128, 1]"),
+        ("0.8.1", (300, 32), "float64", "ValueError", "Async copies only support copying <=256"),
+    ],
+)
+def test_old_pallas_calls_load_the_block_before_building_the_pipeline(
+    version: str, shape: tuple[int, ...], dtype: str, error: str, opening: str
+) -> None:
+    """As each release lowers the quickstart (tests/oracle/test_releases.py): until 0.7.1 a
+    sub-byte load asserts whole bytes; until 0.8.1 the load's layout check comes before the
+    pipeline's TMA descriptors and SMEM budget."""
+    first = check("pallas_call", shape, dtype, jax_version=version).first_violation
+    assert first is not None
+    assert first.error_class == error
+    assert first.message.startswith(opening)
+
+
+def test_tma_moves_2_bit_integers_from_0_7_2() -> None:
+    """launch_context.py of 0.7.1 has no 2-bit TMA integer type; 0.7.2 adds it."""
+    old = check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.1").first_violation
+    assert old is not None and old.message == "Unsupported integer bitwidth: 2"
+    assert check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.2").ok

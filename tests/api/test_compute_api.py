@@ -136,10 +136,49 @@ def test_bad_input_is_a_422_naming_the_field(
     assert field in body["detail"], body
 
 
-def test_batch_errors_name_the_case(client: httpx.Client) -> None:
-    cases = [INT4_7, {**INT4_7, "dtype": "int5"}]
-    body = assert_problem(client.post("/api/compute/batch", json={"cases": cases}), 422)
-    assert "cases.1.dtype" in body["detail"]
+def test_a_bad_case_fails_alone_and_names_itself(client: httpx.Client) -> None:
+    cases = [
+        INT4_7,
+        {**INT4_7, "dtype": "int5"},
+        {**INT4_7, "shape": "[3, banana]"},
+        {"shape": [7]},
+        {**INT4_7, "errorId": "ffffffffffffffff", "operation": None},
+        {**INT4_7, "shape": []},
+    ]
+    response = client.post("/api/compute/batch", json={"cases": cases})
+    assert response.status_code == 200, response.text
+    first, dtype, shape, operation, record, scalar = response.json()["results"]
+    assert first == client.post("/api/compute", json=INT4_7).json()
+    assert dtype["problem"]["status"] == 422
+    assert dtype["problem"]["detail"].startswith("cases.1.dtype: unknown dtype 'int5'")
+    assert shape["problem"]["errors"][0]["field"] == "cases.2.shape"
+    assert operation["problem"]["detail"].startswith("cases.3")
+    assert "operation" in operation["problem"]["detail"]
+    assert record["problem"]["status"] == 404
+    assert scalar["firstViolation"]["message"] == (
+        "Can only transfer integer bytes (shape=[], dtype=i4)"
+    )
+
+
+def test_a_batch_without_cases_is_a_422(client: httpx.Client) -> None:
+    for body in ({"cases": []}, {"cases": [INT4_7] * 101}, {}):
+        assert_problem(client.post("/api/compute/batch", json=body), 422, "cases")
+
+
+@pytest.mark.parametrize(
+    "operation",
+    ["copy_gmem_to_smem", "pallas_call", "ref_union", "smem_alias", "copy_smem_to_gmem"],
+)
+def test_a_0d_block_is_answered(client: httpx.Client, operation: str) -> None:
+    """JAX 0.10.2 runs the same checks on a 0-d ref (tests/oracle lowers them)."""
+    case = {"operation": operation, "shape": [], "dtype": "float32"}
+    response = client.post("/api/compute", json=case)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["shape"] == [] and body["ok"] is False
+    for fix in body["fixes"]:
+        again = {**case, "shape": fix["shape"], "dtype": fix["dtype"]}
+        assert client.post("/api/compute", json=again).json()["ok"] is True
 
 
 def test_unknown_error_id_is_a_404(client: httpx.Client) -> None:

@@ -139,3 +139,76 @@ def test_a_record_added_through_the_api_is_matched_at_once(
     assert found[0]["captures"] == {"slot": "12", "total": "40"}
     curator.put("/api/errors/widget-overflow-1", json={"record": {**record, "retired": True}})
     assert match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"] == []
+
+
+@pytest.mark.parametrize(
+    ("version", "words"), [("banana", "cannot read JAX version"), ("0.4.38", "not modelled")]
+)
+def test_a_jax_version_the_engine_does_not_model_is_a_422(
+    client: httpx.Client, version: str, words: str
+) -> None:
+    """The same rule as /api/compute's, wherever the version comes from."""
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    refused = [
+        client.post("/api/match", params={"jaxVersion": version}, json={"text": text}),
+        client.post("/api/match", json={"text": text, "jaxVersion": version}),
+        client.post(
+            "/api/match",
+            params={"jaxVersion": version},
+            content=text,
+            headers={"Content-Type": "text/plain"},
+        ),
+        client.post(
+            "/api/compute",
+            json={
+                "operation": "copy_gmem_to_smem",
+                "shape": [7],
+                "dtype": "int4",
+                "jaxVersion": version,
+            },
+        ),
+    ]
+    details = {assert_problem(response, 422, "jaxVersion", words)["detail"] for response in refused}
+    assert len(details) == 1, details
+
+
+def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
+    client: httpx.Client,
+) -> None:
+    library = '  File "/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py"'
+    tma = match(
+        client,
+        "Traceback (most recent call last):\n"
+        '  File "kernel.py", line 3, in <module>\n'
+        "    out = run_kernel(jnp.float32)\n"
+        f"{library}, line 459, in copy_smem_to_gmem\n"
+        "    copy_smem_to_gmem_p.bind(\n"
+        "ValueError: Async copies require the number of bits copied along the last dimension"
+        " to be divisible by 128, but got 96\n",
+    )["matches"][0]
+    assert tma["userFrame"] == {
+        "file": "kernel.py",
+        "line": 3,
+        "source": "out = run_kernel(jnp.float32)",
+    }
+    assert (tma["values"]["dtype"], tma["values"]["inferred"]) == (
+        "float32",
+        ["dtype", "bit_width"],
+    )
+    assert tma["fixUnavailable"] == "the paste shows the dtype (float32) but not the block's shape"
+    copy = match(
+        client,
+        "Traceback (most recent call last):\n"
+        '  File "kernel.py", line 3, in <module>\n'
+        "    smem = plgpu.SMEM((7,), jnp.int4)\n"
+        f"{library}, line 459, in copy_gmem_to_smem\n"
+        "    copy_gmem_to_smem_p.bind(\n"
+        "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n",
+    )["matches"][0]
+    befores = {fix["code"]["before"] for fix in copy["fix"]["fixes"]}
+    assert befores == {"# kernel.py, line 3\nsmem = plgpu.SMEM((7,), jnp.int4)"}
+    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((256,), jnp.int4)"
+    computed = client.post(
+        "/api/compute", json={"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+    ).json()
+    assert computed["fixes"][0]["code"]["before"] == "plgpu.SMEM((7,), jnp.int4)", "not shared"

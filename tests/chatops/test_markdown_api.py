@@ -50,3 +50,20 @@ def test_errors_stay_problem_json(client: httpx.Client) -> None:
     response = client.post("/api/compute", json={**INT4_7, "operation": "nope"}, headers=MARKDOWN)
     assert response.status_code == 422
     assert response.headers["content-type"].startswith("application/problem+json")
+
+
+def test_the_match_card_says_why_the_fix_goes_further_and_why_fixes_rank_so(
+    client: httpx.Client,
+) -> None:
+    matched = client.post(
+        "/api/match",
+        content=traceback("MGPU-COPY-INTEGER-BYTES"),
+        headers={**MARKDOWN, "Content-Type": "text/plain"},
+    ).text
+    computed = client.post("/api/compute", json=INT4_7, headers=MARKDOWN).text
+    for text in (matched, computed):
+        assert "Fixing only this is not enough: 2 more checks fail" in text
+        assert "MGPU-COPY-WARPGROUP-BYTES" in text
+        assert "convert the data to int8 (x.astype(jnp.int8))" in text
+        assert "ranked below the fixes that keep your dtypes" in text
+        assert "as many bytes as the fix above, which ranks first with the narrower int8" in text

@@ -3,11 +3,14 @@ from __future__ import annotations
 from app.matching.values import (
     SMEM,
     TypedValues,
+    UserFrame,
     ValueSource,
+    adopt_written_dtype,
     find_value_sources,
     infer_missing,
     needs_context,
     type_values,
+    user_frame,
 )
 
 
@@ -109,3 +112,39 @@ def test_value_sources() -> None:
         (3, (7,), "int4", SMEM),
         (4, (7,), "int4", "gmem"),
     ]
+
+
+def test_the_users_frame_is_the_nearest_outside_the_libraries_that_writes_a_dtype() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "kernel.py", line 3, in <module>',
+        "    out = run_kernel(jnp.float32)",
+        '  File "/home/me/helpers.py", line 9, in run_kernel',
+        "    return kernel(x)",
+        '  File "/usr/lib/python3.11/site-packages/jax/_src/pjit.py", line 1091, in lower',
+        "    return _pjit_lower(",
+        "ValueError: Async copies require ... but got 96",
+    ]
+    assert user_frame(lines) == UserFrame(
+        "kernel.py", 3, "out = run_kernel(jnp.float32)", "float32"
+    )
+    without_dtype = [line.replace("jnp.float32", "x") for line in lines]
+    assert user_frame(without_dtype) == UserFrame(
+        "/home/me/helpers.py", 9, "return kernel(x)", None
+    )
+    assert user_frame(lines[5:]) is None
+    two = [*lines[:2], "    x = jnp.ones(3, jnp.int8).astype(jnp.float32)"]
+    assert user_frame(two) == UserFrame("kernel.py", 3, two[2].strip(), None)
+
+
+def test_a_dtype_the_message_leaves_unsaid_comes_from_the_users_line() -> None:
+    values = type_values({"zeroth_bw": "96"})
+    adopt_written_dtype(values, UserFrame("kernel.py", 3, "f(jnp.float32)", "float32"))
+    assert (values.dtype, values.bit_width, values.inferred) == (
+        "float32",
+        32,
+        ["dtype", "bit_width"],
+    )
+    counted = type_values({"bytes": "6"})
+    adopt_written_dtype(counted, UserFrame("kernel.py", 3, "f(jnp.float32)", "float32"))
+    assert counted.dtype is None, "48 bits are not a whole number of float32 elements"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import inspect
 import math
 import sys
 from collections.abc import Callable
@@ -44,6 +45,38 @@ Kernel = tuple[Callable, list[jax.ShapeDtypeStruct]]
 WRAPPER_CLASSES = frozenset({"JaxStackTraceBeforeTransformation", "LoweringError"})
 
 
+# The kernel and pallas_call spellings changed across releases: 0.9 took ``out_type=`` and
+# ``scratch_types=`` and chose the backend by its compiler params; 0.6 to 0.8 took
+# ``out_shape=``, ``scratch_shapes=`` and ``backend="mosaic_gpu"``; 0.5 had no scratch
+# argument at all (scratch came from ``pl.run_scoped`` in the body).
+JAX_VERSION = tuple(int(part) for part in jax.__version__.split(".")[:3])
+_NEW_SPELLINGS = (0, 9, 0)
+
+
+def gpu_kernel(body: Callable, out: jax.ShapeDtypeStruct, scratch: list) -> Callable:
+    """``plgpu.kernel(body, out, scratch)`` as this release spells it."""
+    if JAX_VERSION >= _NEW_SPELLINGS:
+        return plgpu.kernel(body, out_type=out, scratch_types=scratch)
+    if "scratch_shapes" in inspect.signature(plgpu.kernel).parameters:
+        return plgpu.kernel(body, out_shape=out, scratch_shapes=scratch)
+
+    def scoped(*refs):
+        pl.run_scoped(lambda *scratch_refs: body(*refs, *scratch_refs), *scratch)
+
+    return plgpu.kernel(scoped, out_shape=out)
+
+
+def gpu_pallas_call(kernel: Callable, out: jax.ShapeDtypeStruct) -> Callable:
+    """``pl.pallas_call`` on the Mosaic GPU backend, as this release selects it."""
+    if JAX_VERSION >= _NEW_SPELLINGS:
+        return pl.pallas_call(kernel, out_shape=out, compiler_params=plgpu.CompilerParams())
+    return pl.pallas_call(kernel, out_shape=out, backend="mosaic_gpu")
+
+
+def barrier() -> object:
+    return plgpu.Barrier(num_arrivals=1)
+
+
 class Verdict(NamedTuple):
     """What JAX says about one case: the user-facing error, or None/None."""
 
@@ -64,11 +97,7 @@ def _copy_body(x_gmem, o_gmem, smem, barrier):
 def copy_gmem_to_smem(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
     """``plgpu.kernel`` with an ``SMEM(shape, dtype)`` scratch filled by one copy."""
     spec = jax.ShapeDtypeStruct(shape, dtype)
-    kernel = plgpu.kernel(
-        _copy_body,
-        out_type=spec,
-        scratch_types=[plgpu.SMEM(shape, dtype), plgpu.Barrier()],
-    )
+    kernel = gpu_kernel(_copy_body, spec, [plgpu.SMEM(shape, dtype), barrier()])
     return kernel, [spec]
 
 
@@ -79,9 +108,7 @@ def pallas_call(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
         o_ref[...] = x_ref[...] + y_ref[...]
 
     spec = jax.ShapeDtypeStruct(shape, dtype)
-    kernel = pl.pallas_call(
-        add_vectors_kernel, out_shape=spec, compiler_params=plgpu.CompilerParams()
-    )
+    kernel = gpu_pallas_call(add_vectors_kernel, spec)
     return kernel, [spec, spec]
 
 
@@ -99,7 +126,7 @@ def ref_union(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
 
     def run(x):
         union = plgpu.RefUnion(plgpu.SMEM(shape, dtype))
-        return plgpu.kernel(body, out_type=spec, scratch_types=[union, plgpu.Barrier()])(x)
+        return gpu_kernel(body, spec, [union, barrier()])(x)
 
     return run, [spec]
 
@@ -113,17 +140,20 @@ def smem_alias(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
     """
     spec = jax.ShapeDtypeStruct(shape, dtype)
     n_bytes = max(1, -(-math.prod(shape) * bit_width(dtype) // 8))
-    alias = gpu_core.ExtractAliasedRef(dtype, shape, 0, 0, None)
+    # Offset 0 in alias group 0, no TMEM layout: whichever of these the release's has.
+    fields = inspect.signature(gpu_core.ExtractAliasedRef).parameters
+    options = {"offset": 0, "alias_group_idx": 0, "layout": None}
+    alias = gpu_core.ExtractAliasedRef(
+        dtype=dtype,
+        shape=shape,
+        **{name: value for name, value in options.items() if name in fields},
+    )
 
     def body(x_gmem, o_gmem, buffer, barrier):
         view = state_types.TransformedRef(buffer, (alias,))
         _copy_body(x_gmem, o_gmem, view, barrier)
 
-    kernel = plgpu.kernel(
-        body,
-        out_type=spec,
-        scratch_types=[plgpu.SMEM((n_bytes,), jnp.int8), plgpu.Barrier()],
-    )
+    kernel = gpu_kernel(body, spec, [plgpu.SMEM((n_bytes,), jnp.int8), barrier()])
     return kernel, [spec]
 
 
@@ -146,11 +176,7 @@ def smem_bitcast(shape: Shape, dtype: jnp.dtype, target_dtype: jnp.dtype | None)
 
         bitcast(buffer)
 
-    kernel = plgpu.kernel(
-        body,
-        out_type=jax.ShapeDtypeStruct((1,), jnp.int32),
-        scratch_types=[plgpu.SMEM(shape, dtype)],
-    )
+    kernel = gpu_kernel(body, jax.ShapeDtypeStruct((1,), jnp.int32), [plgpu.SMEM(shape, dtype)])
     return kernel, []
 
 
@@ -161,11 +187,7 @@ def copy_smem_to_gmem(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Ker
         plgpu.copy_smem_to_gmem(smem, o_gmem)
         plgpu.wait_smem_to_gmem(0)
 
-    kernel = plgpu.kernel(
-        body,
-        out_type=jax.ShapeDtypeStruct(shape, dtype),
-        scratch_types=[plgpu.SMEM(shape, dtype)],
-    )
+    kernel = gpu_kernel(body, jax.ShapeDtypeStruct(shape, dtype), [plgpu.SMEM(shape, dtype)])
     return kernel, []
 
 
@@ -210,7 +232,10 @@ OPERATIONS = tuple(KERNELS)
 
 def bit_width(dtype: jnp.dtype) -> int:
     """Bits per element as Mosaic GPU counts them (``bool`` is ``i1``)."""
-    return 1 if dtype == jnp.bool_ else jax_dtypes.itemsize_bits(dtype)
+    if dtype == jnp.bool_:
+        return 1
+    # itemsize_bits arrived in 0.6; bit_width is its older name.
+    return (getattr(jax_dtypes, "itemsize_bits", None) or jax_dtypes.bit_width)(dtype)
 
 
 def user_facing_error(error: BaseException) -> BaseException:

@@ -86,6 +86,13 @@ def _grid() -> list[Case]:
         ("smem_bitcast", (4,), "int16", "int8"),
         ("smem_bitcast", (2, 2), "uint8", "int16"),
     ]
+    # 0-d blocks: JAX runs the same checks on them (a scalar slice is empty).
+    cases += [
+        (operation, (), dtype, None)
+        for operation in (*SHAPED_OPERATIONS, "copy_smem_to_gmem")
+        for dtype in DTYPES
+    ]
+    cases += [("smem_bitcast", (), "uint8", target) for target in BITCAST_TARGETS]
     cases += [
         ("async_store", shape, dtype, None)
         for shape in ASYNC_STORE_SHAPES
@@ -96,7 +103,7 @@ def _grid() -> list[Case]:
 
 def _case_id(case: Case) -> str:
     operation, shape, dtype, target_dtype = case
-    name = f"{operation}-{'x'.join(map(str, shape))}-{dtype}"
+    name = f"{operation}-{'x'.join(map(str, shape)) or 'scalar'}-{dtype}"
     return name if target_dtype is None else f"{name}-to-{target_dtype}"
 
 

@@ -97,3 +97,26 @@ def test_static_files_are_served(client: httpx.Client) -> None:
     assert style.status_code == 200
     assert style.headers["content-type"].startswith("text/css")
     assert ".card {" in style.text and ":root {" in style.text
+
+
+def test_both_forms_refuse_a_jax_version_the_engine_does_not_model(client: httpx.Client) -> None:
+    pasted = client.post(
+        "/", data={"text": traceback("MGPU-COPY-INTEGER-BYTES"), "jaxVersion": "banana"}
+    )
+    computed = client.get(
+        "/compute",
+        params={"operation": "pallas_call", "shape": "7", "dtype": "int4", "jaxVersion": "0.4.38"},
+    )
+    assert (pasted.status_code, computed.status_code) == (422, 422)
+    assert "jaxVersion: cannot read JAX version &#39;banana&#39;" in pasted.text
+    assert "jaxVersion: JAX 0.4.38 is not modelled" in computed.text
+    assert pasted.headers["content-type"] == computed.headers["content-type"] == HTML
+
+
+def test_a_0d_block_is_answered_on_the_compute_page(client: httpx.Client) -> None:
+    page = client.get(
+        "/compute", params={"operation": "pallas_call", "shape": "()", "dtype": "float32"}
+    )
+    assert page.status_code == 200
+    assert page.headers["content-type"] == HTML
+    assert "Got bytes=4 but warpgroup size is 128" in page.text
