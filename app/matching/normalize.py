@@ -125,6 +125,8 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
     """Clean a paste for the grammar. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
     text, ansi, plain = _decode(paste)
     original = tuple(_split_lines(text))
+    if ansi:  # a line shown back to the user is shown as the terminal showed it
+        original = tuple(_ANSI.sub("", line) for line in original)
     is_html = _HTML_TAG.search(text) is not None
     # Dropping <script> blocks can join text into a code, so HTML is checked line by line.
     ansi = is_html or ansi
