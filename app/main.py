@@ -25,7 +25,7 @@ from app.records.seeding import prepare_database
 from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
 from app.services.catalog import CatalogCache
 from app.web import routes as web
-from app.web.pages import STATIC_DIR
+from app.web.pages import STATIC_DIR, problem_page
 
 # Record answers (GET /api/errors/{id}) each process remembers: a few KB each.
 RECORD_ANSWERS = 1024
@@ -66,7 +66,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.record_refresh = SharedRun()
     app.state.slack_replays = ReplayCache()
 
-    problems.install(app)
+    problems.install(app, page=problem_page)
     document_problems(app)
     # Routes are tried in order: the probes, then the busiest; compute before match, whose
     # millisecond of work dwarfs a few more route checks.

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.problems import problem_response
+from app.api.problems import problem_for
 
 
 class BodySizeLimit:
@@ -54,11 +54,11 @@ class BodySizeLimit:
         await self.app(scope, limited_receive, guarded_send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(
+        response = problem_for(
+            scope,
             413,
             "Payload too large",
             f"The request body is over the limit of {self.max_bytes} bytes.",
-            instance=scope.get("path"),
         )
         await response(scope, receive, send)
 
@@ -153,11 +153,11 @@ class RateLimit:
             wait = self.buckets.take(client[0] if client else "unknown")
             if wait > 0:
                 retry_after = max(1, math.ceil(wait))
-                response = problem_response(
+                response = problem_for(
+                    scope,
                     429,
                     "Too many requests",
                     f"Too many expensive requests from this client; retry in {retry_after} s.",
-                    instance=scope.get("path"),
                 )
                 response.headers["Retry-After"] = str(retry_after)
                 await response(scope, receive, send)

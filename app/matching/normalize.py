@@ -150,6 +150,16 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
     return NormalizedPaste(tuple(lines), tuple(origins), original)
 
 
+def paste_end(text: str, max_bytes: int = MAX_PASTE_BYTES) -> str | None:
+    """The whole lines that end a paste and fit in ``max_bytes`` of UTF-8, or None when all
+    of it fits: a traceback ends with its error, so a paste too long is read from its end."""
+    encoded = text.encode("utf-8", "replace")
+    if len(encoded) <= max_bytes:
+        return None
+    tail = encoded[-max_bytes:].decode("utf-8", "ignore")
+    return tail[tail.find("\n") + 1 :]
+
+
 def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
     """``normalize`` for printable ASCII split at ``\n`` only, the usual paste.
 

@@ -3,6 +3,7 @@ page is sent with."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -56,3 +57,12 @@ def environment() -> Environment:
 def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     html = environment().get_template(template).render(**context)
     return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+
+def problem_page(
+    status: int, title: str, detail: str, headers: Mapping[str, str] | None = None
+) -> HTMLResponse:
+    """A problem as a browser shows it: the error page, with the problem's status."""
+    response = page("error.html", status, title=title, detail=detail)
+    response.headers.update(headers or {})
+    return response

@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import ValidationError
+from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
 from app.alignment import DTYPES, OPERATIONS
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
 from app.errors import NotFound, ProblemError
+from app.matching import MAX_PASTE_BYTES, paste_end
 from app.records.store import RecordFilters
 from app.rendering.cards import Card, compute_card, match_cards
 from app.rendering.links import RELATIVE
@@ -43,6 +45,7 @@ class Outcome:
     cards: list[Card]
     problem: str | None = None
     status: int = 200
+    note: str | None = None
 
 
 def _home(
@@ -75,19 +78,30 @@ def home() -> HTMLResponse:
 async def home_match(
     http: Request,
     service: MatchServiceDep,
-    text: Annotated[str, Form()] = "",
-    jax_version: Annotated[str, Form(alias="jaxVersion")] = "",
     fragment: Annotated[bool, Query(description="Only the result, for in-place updates.")] = False,
 ) -> HTMLResponse:
     """The paste form. Without JavaScript the whole page comes back with the result on it.
-    Matching (and the engine, when a case needs it) runs in the process's CPU worker."""
+    Matching (and the engine, when a case needs it) runs in the process's CPU worker.
+
+    The form is read here, up to the body limit, rather than by FastAPI, whose parser
+    refuses a field over 1 MiB: a paste that long is read from its end, and stays in the box.
+    """
+    form = await http.form(max_part_size=http.app.state.settings.max_body_bytes)
+    text, jax_version = _field(form, "text"), _field(form, "jaxVersion")
+    end = paste_end(text)
+    note = None
+    if end is not None:
+        note = (
+            f"The paste is over {MAX_PASTE_BYTES // 1024 // 1024} MiB: only its last "
+            f"{len(end):,} characters were read, where a traceback ends with its error."
+        )
     try:
-        request = MatchRequest(text=text, jaxVersion=jax_version.strip() or None)
+        request = MatchRequest(text=end or text, jaxVersion=jax_version.strip() or None)
         cards = await cpu_bound(
             http,
             lambda: match_cards(service.match(request), service.catalog.records, RELATIVE),
         )
-        outcome = Outcome(cards)
+        outcome = Outcome(cards, note=note)
     except ValidationError:
         outcome = Outcome([], "Paste a traceback or an error message first.", 422)
     except ProblemError as exc:
@@ -95,6 +109,11 @@ async def home_match(
     if fragment:
         return page("_match_result.html", outcome.status, match=outcome)
     return _home(paste=text, paste_jax=jax_version, match=outcome)
+
+
+def _field(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
 
 
 @router.get("/compute")

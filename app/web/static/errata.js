@@ -42,8 +42,8 @@
       })
         .then(function (response) {
           var type = response.headers.get("content-type") || "";
-          if (type.indexOf("text/html") !== 0) {
-            throw new Error("not a result fragment");
+          if (type.indexOf("text/html") !== 0 || response.status === 413) {
+            throw new Error("not a result fragment"); // a body over the limit gets a page
           }
           return response.text();
         })
