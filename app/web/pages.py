@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
 STATIC_DIR = WEB_DIR / "static"
+# Swagger UI's script and stylesheet, as the fastapi-offline package ships them.
+SWAGGER_UI_DIR = Path(str(files("fastapi_offline") / "static"))
 
 # No inline script or style anywhere, so the policy can forbid both.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -24,7 +27,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "default-src 'none'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self'",
+        "img-src 'self' data:",  # Swagger UI's stylesheet draws its icons as data: URLs
         "connect-src 'self'",
         "form-action 'self'",
         "base-uri 'none'",

@@ -149,6 +149,13 @@ async def compute(
     return _home(form=form, computed=outcome)
 
 
+@router.get("/docs")
+def docs(http: Request) -> HTMLResponse:
+    """The OpenAPI document in Swagger UI, served from this service alone: GPU clusters are
+    often cut off from the internet, and a CDN's copy would leave the page blank."""
+    return page("docs.html", openapi_url=http.app.openapi_url)
+
+
 @router.get("/search")
 def search(
     store: StoreDep,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.chatops.chat import traceback
+from tests.conftest import LiveServer
 
 FIRST_RESULT = "#match1-title"
 WARPGROUP_RECORD = "/errors/only-copies-transferring-a-number-of-bytes-divisib"
@@ -106,3 +107,25 @@ def test_search_lists_records_with_links(plain_page: Page) -> None:
     link = plain_page.get_by_role("link", name="Only copies transferring a number of bytes")
     link.first.click()
     expect(plain_page.get_by_role("heading", level=1)).to_contain_text("Only copies transferring")
+
+
+def test_the_api_docs_load_with_no_request_leaving_the_machine(
+    page: Page, live_server: LiveServer
+) -> None:
+    """Swagger UI and everything it loads come from errata itself: on a cluster without
+    internet the page is the same. Requests elsewhere are recorded and refused."""
+    outside: list[str] = []
+
+    def only_errata(route: Route) -> None:
+        url = route.request.url
+        if url.startswith((live_server.base_url + "/", "data:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.context.route("**/*", only_errata)
+    page.goto("/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("errata")
+    expect(page.locator(".opblock-summary-path", has_text="/api/match").first).to_be_visible()
+    assert outside == []

@@ -16,6 +16,7 @@ PAGES = [
     "/compute?operation=copy_gmem_to_smem&shape=7&dtype=int4",
     "/errors/225d0e9c2ee22311",
     "/errors/no-such-record",
+    "/docs",
 ]
 
 
