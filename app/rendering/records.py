@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.errors import NotFound
+from app.matching.templates import split_template
 from app.records.models import RecordRow
 from app.records.store import RecordStore
 
@@ -30,6 +31,19 @@ FIELD_LABELS = {
 CODE_FIELDS = frozenset(
     {"messagePattern", "sourceCode", "exampleFix", "validationCode", "typeGuard", "tryCatchPattern"}
 )
+
+
+def readable_message(template: str) -> str:
+    """A message template as a heading: its placeholders elided (``Got bytes=… but``), for
+    people who never saw the f-string; the template itself is shown where it is explained."""
+    return "".join(
+        piece
+        if isinstance(piece, str)
+        else f"{piece.expression.rstrip('=')}=…"
+        if piece.self_documenting
+        else "…"
+        for piece in split_template(template)
+    )
 
 
 def field_label(field: str) -> str:

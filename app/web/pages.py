@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse
 
 from app.rendering.cards import fix_heading
 from app.rendering.links import RELATIVE
+from app.rendering.records import readable_message
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
@@ -53,6 +54,7 @@ def environment() -> Environment:
     )
     env.filters["clip_line"] = clip_line
     env.filters["record_url"] = RELATIVE.record
+    env.filters["readable_message"] = readable_message
     env.globals["fix_heading"] = fix_heading
     return env
 

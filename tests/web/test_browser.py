@@ -129,3 +129,29 @@ def test_the_api_docs_load_with_no_request_leaving_the_machine(
     expect(page.locator(".swagger-ui .info .title")).to_contain_text("errata")
     expect(page.locator(".opblock-summary-path", has_text="/api/match").first).to_be_visible()
     assert outside == []
+
+
+def test_an_answer_is_headed_with_the_users_line_and_a_record_with_its_values_elided(
+    page: Page,
+) -> None:
+    paste = page.get_by_label("Traceback, log or error message")
+    result = page.locator("#match-result")
+    page.goto("/")
+    paste.fill(traceback("MGPU-TMA-BOX-256"))
+    page.get_by_role("button", name="Find the error").click()
+    expect(result.locator(FIRST_RESULT)).to_have_text(
+        "ValueError: Async copies only support copying <=256 elements along each dimension,"
+        " got (512,)"
+    )
+    line = (
+        "Only copies transferring a number of bytes divisible by the warpgroup size are"
+        " supported. Got bytes=32 but warpgroup size is 128"
+    )
+    paste.fill(line)
+    page.get_by_role("button", name="Find the error").click()
+    expect(result.locator(FIRST_RESULT)).to_have_text(f"NotImplementedError: {line}")
+    page.goto(WARPGROUP_RECORD)
+    title = page.get_by_role("heading", level=1)
+    expect(title).to_contain_text("Got bytes=… but warpgroup size is …")
+    expect(page).to_have_title(re.compile(r"^[^{}]+$"))
+    expect(page.locator("pre.message")).to_contain_text("Got {bytes=} but warpgroup size is")
