@@ -1,4 +1,11 @@
-"""The ``errata`` command: a thin shell over the same functions the service uses."""
+"""The ``errata`` command: a thin shell over the same functions the service uses.
+
+Each command imports what it needs when it runs: ``match``, ``compute`` and ``show`` load
+neither the web stack nor the migrations, which cost most of their time. Output is coloured
+on a terminal and plain when piped (rich decides); problems go to stderr as one line.
+Exit codes: 0 done, 1 nothing matched / the block fails a check / an import failed, 2 a
+usage error (a file that cannot be read, a value the service refuses, an unknown record).
+"""
 
 from __future__ import annotations
 
@@ -6,36 +13,67 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-import uvicorn
 from rich.console import Console
-from rich.progress import Progress
+from rich.text import Text
 
-from app.api.records import envelope
 from app.config import Settings, load_settings
-from app.db import make_engine, make_session_factory
-from app.errors import NotFound, ProblemError
-from app.migrate import upgrade
-from app.observability.logs import configure_logging
-from app.observability.multiprocess import metrics_dir
-from app.records.importer import ImportSummary, expand_paths, import_paths
-from app.records.seeding import prepare_database
-from app.records.store import RecordStore
-from app.records.version_watch import VersionWatch
-from app.services.catalog import CatalogCache
-from app.services.match import MatchRequest, MatchResponse, MatchService
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from app.rendering.cards import Card
+    from app.services.catalog import Catalog
+    from app.services.compute import FixOut
+    from app.services.match import MatchResponse
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
-err = Console(stderr=True)
+# soft_wrap: a long line stays one line when piped, for grep; markup off: pasted text and
+# code are printed as they are, brackets and all.
+out = Console(soft_wrap=True, highlight=False, markup=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
+FIXES_SHOWN = 3
 
 
-def _database(settings: Settings):  # type: ignore[no-untyped-def]
+def _database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
+    from app.db import make_engine, make_session_factory
+
     engine = make_engine(settings.resolved_database_url)
     return engine, make_session_factory(engine)
+
+
+def _usage_error(message: str) -> NoReturn:
+    err.print(Text.assemble(("errata: ", "bold red"), message))
+    raise typer.Exit(code=2)
+
+
+def _catalog(settings: Settings) -> Catalog:
+    """The records' catalog, read without migrating: a database errata prepared before needs
+    nothing more. Only a fresh one (no tables, or no record) is prepared first."""
+    from sqlalchemy.exc import DBAPIError
+
+    from app.records.version_watch import VersionWatch
+    from app.services.catalog import CatalogCache
+
+    engine, factory = _database(settings)
+    try:
+        try:
+            catalog = CatalogCache(factory, VersionWatch()).current()
+            if catalog.live_records:
+                return catalog
+        except DBAPIError:  # no tables yet
+            pass
+        from app.records.seeding import prepare_database
+
+        prepare_database(settings, engine, factory)
+        return CatalogCache(factory, VersionWatch()).current()
+    finally:
+        engine.dispose()
 
 
 @cli.command()
@@ -52,6 +90,12 @@ def serve(
     step owns it). Several workers share their metrics through PROMETHEUS_MULTIPROC_DIR
     (a fresh temporary folder unless set), emptied here before any worker starts.
     """
+    import uvicorn
+
+    from app.observability.logs import configure_logging
+    from app.observability.multiprocess import metrics_dir
+    from app.records.seeding import prepare_database
+
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
     if settings.prepare_database:
@@ -79,6 +123,11 @@ def import_command(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders of records.", exists=True)],
 ) -> None:
     """Import records (JSON envelope, bare record, arrays, JSON Lines, text pages); upsert by id."""
+    from rich.progress import Progress
+
+    from app.migrate import upgrade
+    from app.records.importer import ImportSummary, expand_paths, import_paths
+
     settings = load_settings()
     engine, factory = _database(settings)
     upgrade(settings, engine)
@@ -88,7 +137,7 @@ def import_command(
 
         def advance(path: Path, result: ImportSummary) -> None:
             for issue in result.issues:
-                err.print(f"[red]failed[/red] {issue}", highlight=False)
+                err.print(Text.assemble(("failed ", "red"), str(issue)))
             progress.advance(task)
 
         summary = import_paths(factory, files, on_file=advance)
@@ -102,18 +151,37 @@ def import_command(
 
 
 @cli.command()
-def show(record_id: Annotated[str, typer.Argument(help="A record id.")]) -> None:
-    """Print one record as the API serves it."""
+def show(
+    key: Annotated[str, typer.Argument(help="A record's slug or id.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the record as the API serves it.")
+    ] = False,
+) -> None:
+    """Explain one record: what the error means and errata's example fix (--json: the record)."""
+    from app.errors import NotFound
+    from app.records.store import RecordStore
+    from app.rendering.cards import record_card
+    from app.rendering.links import RELATIVE
+    from app.rendering.records import find_record
+
     settings = load_settings()
     engine, factory = _database(settings)
-    with factory() as session:
-        try:
-            row = RecordStore(session).get(record_id)
-        except NotFound as exc:
-            err.print(exc.detail)
-            raise typer.Exit(code=1) from None
-        typer.echo(json.dumps(envelope(row).model_dump(exclude_unset=True), indent=2))
-    engine.dispose()
+    try:
+        with factory() as session:
+            store = RecordStore(session)
+            try:
+                row = find_record(store, key)
+            except NotFound as exc:
+                _usage_error(exc.detail)
+            if as_json:
+                from app.api.records import envelope
+
+                document = envelope(row).model_dump(exclude_unset=True)
+                typer.echo(json.dumps(document, indent=2))
+                return
+            _print_card(record_card(row.document, store.annotation(row.id), RELATIVE))
+    finally:
+        engine.dispose()
 
 
 @cli.command()
@@ -125,46 +193,148 @@ def match(
     ] = None,
 ) -> None:
     """Find the known errors in a pasted traceback; exit 1 when nothing matches."""
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
-    settings = load_settings()
-    engine, factory = _database(settings)
-    prepare_database(settings, engine, factory)
+    from app.errors import ProblemError
+    from app.services.match import MatchRequest, MatchService
+
     try:
-        catalog = CatalogCache(factory, VersionWatch()).current()
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
+    except OSError as exc:
+        _usage_error(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        catalog = _catalog(load_settings())
         answer = MatchService(catalog).match(MatchRequest(text=text or " ", jaxVersion=jax_version))
     except ProblemError as exc:
-        err.print(exc.detail)
-        raise typer.Exit(code=2) from None
-    finally:
-        engine.dispose()
-    typer.echo(answer.model_dump_json(indent=2) if as_json else describe_matches(answer))
+        _usage_error(exc.detail)
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
+    else:
+        _print_matches(answer)
     if not answer.matches:
         raise typer.Exit(code=1)
 
 
-def describe_matches(answer: MatchResponse) -> str:
+@cli.command()
+def compute(
+    operation: Annotated[str, typer.Option(help="The construct, e.g. copy_gmem_to_smem.")],
+    shape: Annotated[str, typer.Option(help="The block's shape: 7, (8, 128), [8,128].")],
+    dtype: Annotated[str, typer.Option(help="A numpy / ml_dtypes name, or as JAX prints it.")],
+    target_dtype: Annotated[
+        str | None, typer.Option(help="The dtype viewed as (smem_bitcast only).")
+    ] = None,
+    jax_version: Annotated[str | None, typer.Option(help="The JAX release, e.g. 0.10.2.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+) -> None:
+    """What JAX raises for a block, and the verified fixes; exit 1 when the block fails.
+
+    The same service as POST /api/compute; the engine needs no database (the records are
+    read, when there are any, to name the one documenting each error).
+    """
+    from pydantic import ValidationError
+
+    from app.errors import ProblemError
+    from app.rendering.cards import compute_card
+    from app.rendering.links import RELATIVE
+    from app.rendering.text import validation_problem
+    from app.services.compute import ComputeRequest, ComputeService
+
+    try:
+        request = ComputeRequest(
+            operation=operation,
+            shape=shape,
+            dtype=dtype,
+            targetDtype=target_dtype,
+            jaxVersion=jax_version,
+        )
+        answer = ComputeService(_catalog(load_settings())).compute(request)
+    except ValidationError as exc:
+        _usage_error(validation_problem(exc))
+    except ProblemError as exc:
+        _usage_error(exc.detail)
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
+    else:
+        _print_card(compute_card(answer, RELATIVE))
+    if answer.firstViolation is not None:
+        raise typer.Exit(code=1)
+
+
+def _print_card(card: Card) -> None:
+    """A card as prose for a terminal: what ``rustc --explain`` is to rustc's errors."""
+    from app.rendering.cards import fix_heading
+
+    out.print(Text(card.title, style="bold"))
+    if card.facts:
+        out.print(
+            Text(" · ").join(
+                Text.assemble((label, "dim"), " ", value) for label, value in card.facts
+            )
+        )
+    for quote in card.quotes:
+        out.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
+        if quote.note:
+            out.print(Text("  " + quote.note))
+    for paragraph in card.text:
+        out.print(Text("\n" + paragraph))
+    for index, fix in enumerate(card.fixes):
+        out.print(Text.assemble("\n", (fix_heading(card, index), "bold green")))
+        if fix.note:
+            out.print(Text(fix.note, style="dim"))
+        for snippet in fix.snippets:
+            if snippet.label:
+                out.print(Text(f"{snippet.label}:", style="dim"))
+            out.print(Text(_indent(snippet.code), style="cyan"))
+
+
+def _print_matches(answer: MatchResponse) -> None:
     """The answer as a person reads it in a terminal."""
     if not answer.matches:
-        lines = ["No known error found."]
-        lines += [f"  similar: {s.errorId}  {s.errorMessage}" for s in answer.suggestions]
-        return "\n".join(lines)
-    lines = []
+        out.print(Text("No known error found.", style="yellow"))
+        for similar in answer.suggestions:
+            out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
+            out.print(Text(similar.errorMessage))
+        return
     for found in answer.matches:
         values = found.values
-        lines.append(
-            f"{found.errorId}  {found.rule or ''}  score {found.score}  line {found.lineNumber}"
+        out.print(
+            Text.assemble(
+                (found.errorId, "bold cyan"),
+                f"  {found.rule or ''}  score {found.score}  line {found.lineNumber}",
+            )
         )
-        lines.append(f"  {found.matchedLine.strip()}")
+        out.print(Text("  " + found.matchedLine.strip()))
         if values.shape is not None or values.dtype is not None:
-            lines.append(f"  values: shape={values.shape} dtype={values.dtype}")
+            out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
         if found.fix is None:
-            lines.append(f"  no fix: {found.fixUnavailable}")
+            out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
             continue
         if found.fix.firstViolation is not None:
-            lines.append(f"  JAX says: {found.fix.firstViolation.message}")
-        for fix in found.fix.fixes[:3]:
-            lines.append(f"  fix ({fix.kind}, +{fix.addedBytes:g} bytes): {fix.code.after}")
-    return "\n".join(lines)
+            out.print(Text.assemble("  JAX says: ", (found.fix.firstViolation.message, "red")))
+        _print_fixes(found.fix.fixes)
+        hidden = len(found.fix.fixes) - FIXES_SHOWN
+        if hidden > 0:
+            from app.alignment import render_tuple
+
+            fix = found.fix
+            shape = render_tuple(tuple(fix.shape))
+            command = f"errata compute --operation {fix.operation} --shape '{shape}'"
+            command += f" --dtype {fix.dtype}"
+            if fix.targetDtype:
+                command += f" --target-dtype {fix.targetDtype}"
+            more = "fix" if hidden == 1 else "fixes"
+            out.print(Text(f"  {hidden} more {more}: {command}", style="dim"))
+
+
+def _print_fixes(fixes: list[FixOut]) -> None:
+    for fix in fixes[:FIXES_SHOWN]:
+        out.print(
+            Text.assemble(
+                ("  fix ", "green"), f"({fix.kind}, +{fix.addedBytes:g} bytes): ", fix.code.after
+            )
+        )
+
+
+def _indent(code: str) -> str:
+    return "\n".join("    " + line for line in code.rstrip("\n").split("\n"))
 
 
 @db_cli.command("upgrade")
@@ -174,6 +344,9 @@ def db_upgrade(
     ] = False,
 ) -> None:
     """Apply every pending migration."""
+    from app.migrate import upgrade
+    from app.records.seeding import prepare_database
+
     settings = load_settings()
     engine, factory = _database(settings)
     if seed:
