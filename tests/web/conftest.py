@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
@@ -37,9 +38,11 @@ def browser() -> Iterator[Browser]:
         chromium.close()
 
 
-def _page(browser: Browser, live_server: LiveServer, *, javascript: bool) -> Iterator[Page]:
+def _page(
+    browser: Browser, live_server: LiveServer, *, javascript: bool, **options: Any
+) -> Iterator[Page]:
     context: BrowserContext = browser.new_context(
-        base_url=live_server.base_url, java_script_enabled=javascript
+        base_url=live_server.base_url, java_script_enabled=javascript, **options
     )
     context.set_default_timeout(10_000)
     page = context.new_page()
@@ -61,3 +64,15 @@ def page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
 def plain_page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
     """A fresh tab with JavaScript off, as some readers browse."""
     yield from _page(browser, live_server, javascript=False)
+
+
+@pytest.fixture
+def phone_page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
+    """A tab as wide as a phone held upright (390 CSS pixels), as a reader on the move."""
+    yield from _page(browser, live_server, javascript=True, viewport={"width": 390, "height": 844})
+
+
+@pytest.fixture
+def dark_page(browser: Browser, live_server: LiveServer) -> Iterator[Page]:
+    """A tab whose reader's system asks for dark colours."""
+    yield from _page(browser, live_server, javascript=True, color_scheme="dark")

@@ -142,3 +142,31 @@ def test_the_api_answers_problems_as_json_to_a_browser_too(client: httpx.Client)
     response = client.get("/api/no-such-route", headers={"Accept": BROWSER_ACCEPT})
     assert response.status_code == 404
     assert response.headers["content-type"] == "application/problem+json"
+
+
+def test_related_errors_are_few_and_related_for_a_reason(client: httpx.Client) -> None:
+    page = client.get("/errors/225d0e9c2ee22311").text
+    section = page[
+        page.index('id="related-title"') : page.index(
+            "</section>", page.index('id="related-title"')
+        )
+    ]
+    items = re.findall(
+        r'<li><a href="[^"]+">[^<]+</a> <span class="meta">([^<]+)</span></li>', section
+    )
+    assert 1 <= len(items) <= 6
+    for reasons in items:
+        assert "tag jax" not in reasons and "tag pallas" not in reasons
+        assert "tag mosaic-gpu" not in reasons and "tag alignment" not in reasons
+    assert any("checked next in copy_gmem_to_smem" in reasons for reasons in items)
+
+
+def test_the_compute_form_names_every_invalid_field_at_once(client: httpx.Client) -> None:
+    response = client.get(
+        "/compute", params={"operation": "nope", "shape": "x", "dtype": "int5", "targetDtype": "zz"}
+    )
+    assert response.status_code == 422
+    problem = re.search(r'<p class="problem" role="alert">([^<]+)</p>', response.text)
+    assert problem is not None
+    for field in ("operation:", "shape:", "dtype:", "targetDtype:"):
+        assert field in problem.group(1)
