@@ -240,3 +240,13 @@ def test_a_matched_paste_has_a_link_that_shows_the_result_again(page: Page) -> N
         "Can only transfer integer bytes"
     )
     fresh.close()
+
+
+def test_a_paste_over_the_body_limit_gets_the_problem_page_not_a_page_in_the_result(
+    page: Page,
+) -> None:
+    page.goto("/")
+    page.get_by_label("Traceback, log or error message").fill("x" * (5 << 20))
+    page.get_by_role("button", name="Find the error").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Payload too large")
+    expect(page.locator("header.site-header")).to_have_count(1)

@@ -67,8 +67,9 @@
       })
         .then(function (response) {
           var type = response.headers.get("content-type") || "";
-          if (type.indexOf("text/html") !== 0 || response.status === 413) {
-            throw new Error("not a result fragment"); // a body over the limit gets a page
+          // A body over the limit or too many requests get a whole page, not a fragment.
+          if (type.indexOf("text/html") !== 0 || response.status === 413 || response.status === 429) {
+            throw new Error("not a result fragment");
           }
           return response.text();
         })
