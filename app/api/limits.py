@@ -66,11 +66,15 @@ class BodySizeLimit:
 # POSTs that cost real work: matching, the engine, imports, and the chat commands and the
 # web page's paste form built on them.
 EXPENSIVE_PATHS = ("/api/match", "/api/compute", "/api/import", "/chatops", "/")
+# GETs that cost as much: a result's link on the pages matches its paste again.
+EXPENSIVE_GETS = ("/match",)
 
 
 def is_expensive(method: str, path: str, paths: tuple[str, ...] = EXPENSIVE_PATHS) -> bool:
-    """A POST (``method`` as ASGI gives it: upper case) to one of ``paths`` or below one:
-    what the rate limit counts."""
+    """A POST (``method`` as ASGI gives it: upper case) to one of ``paths`` or below one, or
+    a GET of one of ``EXPENSIVE_GETS``: what the rate limit counts."""
+    if method == "GET":
+        return path in EXPENSIVE_GETS
     return method == "POST" and any(
         path == prefix or path.startswith(prefix + "/") for prefix in paths
     )
