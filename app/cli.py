@@ -52,25 +52,34 @@ def _usage_error(message: str) -> NoReturn:
     raise typer.Exit(code=2)
 
 
-def _catalog(settings: Settings) -> Catalog:
-    """The records' catalog, read without migrating: a database errata prepared before needs
-    nothing more. Only a fresh one (no tables, or no record) is prepared first."""
+def _prepared_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
+    """The database as it is, without loading the migrations, when errata prepared it before
+    (it holds a record); a fresh one (no tables, or no record) is prepared first."""
+    from sqlalchemy import select
     from sqlalchemy.exc import DBAPIError
 
-    from app.records.version_watch import VersionWatch
-    from app.services.catalog import CatalogCache
+    from app.records.models import RecordRow
 
     engine, factory = _database(settings)
     try:
-        try:
-            catalog = CatalogCache(factory, VersionWatch()).current()
-            if catalog.live_records:
-                return catalog
-        except DBAPIError:  # no tables yet
-            pass
-        from app.records.seeding import prepare_database
+        with factory() as session:
+            if session.scalar(select(RecordRow.id).limit(1)) is not None:
+                return engine, factory
+    except DBAPIError:  # no tables yet
+        pass
+    from app.records.seeding import prepare_database
 
-        prepare_database(settings, engine, factory)
+    prepare_database(settings, engine, factory)
+    return engine, factory
+
+
+def _catalog(settings: Settings) -> Catalog:
+    """The records' catalog, as the service keeps it in memory."""
+    from app.records.version_watch import VersionWatch
+    from app.services.catalog import CatalogCache
+
+    engine, factory = _prepared_database(settings)
+    try:
         return CatalogCache(factory, VersionWatch()).current()
     finally:
         engine.dispose()
@@ -164,8 +173,7 @@ def show(
     from app.rendering.links import RELATIVE
     from app.rendering.records import find_record
 
-    settings = load_settings()
-    engine, factory = _database(settings)
+    engine, factory = _prepared_database(load_settings())
     try:
         with factory() as session:
             store = RecordStore(session)

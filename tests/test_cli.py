@@ -181,3 +181,9 @@ def test_match_and_compute_load_neither_migrations_nor_the_web_stack(tmp_path: P
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_show_on_a_fresh_database_prepares_it_first(errata) -> None:  # type: ignore[no-untyped-def]
+    shown = errata("show", "225d0e9c2ee22311")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("ValueError: Can only transfer integer bytes")
