@@ -34,16 +34,18 @@ CODE_FIELDS = frozenset(
 
 
 def readable_message(template: str) -> str:
-    """A message template as a heading: its placeholders elided (``Got bytes=… but``), for
-    people who never saw the f-string; the template itself is shown where it is explained."""
-    return "".join(
-        piece
-        if isinstance(piece, str)
-        else f"{piece.expression.rstrip('=')}=…"
-        if piece.self_documenting
-        else "…"
-        for piece in split_template(template)
-    )
+    """A message template as a heading: its placeholders elided (``Got bytes=… but``), side
+    by side ones as one, for people who never saw the f-string; the template itself is
+    shown where it is explained."""
+    text = ""
+    for piece in split_template(template):
+        if isinstance(piece, str):
+            text += piece
+        elif piece.self_documenting:
+            text += f"{piece.expression.rstrip('=')}=…"
+        elif not text.endswith("…"):
+            text += "…"
+    return text
 
 
 def field_label(field: str) -> str:

@@ -23,6 +23,7 @@ from app.rendering.cards import Card, FixCard, Quote, Snippet, match_cards
 from app.rendering.links import Links
 from app.rendering.markdown import code_block, code_span, escape, markdown
 from app.rendering.negotiation import prefers_markdown
+from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
 from app.services.catalog import RecordInfo
 from app.services.match import MatchOut, MatchResponse, ValuesOut, WhyOut
@@ -231,3 +232,23 @@ def test_an_unfixed_match_is_headed_with_the_pasted_line_unless_it_could_mention
     for line in ("Got <!channel> but 128", "Got @here but 128"):
         [card] = match_cards(_unfixed_match(line), known, Links(""))
         assert card.title == "NotImplementedError: Got bytes=… but …"
+
+
+@pytest.mark.parametrize(
+    ("template", "heading"),
+    [
+        (
+            "Got {bytes=} but warpgroup size is {WARPGROUP_SIZE}",
+            "Got bytes=… but warpgroup size is …",
+        ),
+        (
+            "Only byte-aligned shapes are supported. Got shape: {ref.dtype}{ref.shape}",
+            "Only byte-aligned shapes are supported. Got shape: …",
+        ),
+        ("Unsupported memref {{literal braces}}", "Unsupported memref {literal braces}"),
+    ],
+)
+def test_a_template_reads_as_a_heading_with_its_placeholders_elided(
+    template: str, heading: str
+) -> None:
+    assert readable_message(template) == heading
