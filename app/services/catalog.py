@@ -102,7 +102,7 @@ class Catalog:
         """Live records whose message reads like ``text``, best first, scored 0..1.
 
         Words alike are no kinship across backends: when ``text`` names backends (a TPU
-        lowering error, Triton's), records raised by another backend are not offered."""
+        lowering error, Triton's), only records raised by one of them are offered."""
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
         found = process.extract(
             text,
@@ -115,7 +115,7 @@ class Catalog:
         return [
             (self._ids[position], round(score / 100, 3))
             for _, score, position in found
-            if self._backends[position] in named or not named or self._backends[position] is None
+            if not named or self._backends[position] in named
         ][:SUGGESTIONS]
 
 
