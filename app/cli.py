@@ -1,4 +1,11 @@
-"""The ``errata`` command: a thin shell over the same functions the service uses."""
+"""The ``errata`` command: a thin shell over the same functions the service uses.
+
+Each command imports what it needs when it runs: ``match``, ``compute`` and ``show`` load
+neither the web stack nor the migrations, which cost most of their time. Output is coloured
+on a terminal and plain when piped (rich decides); problems go to stderr as one line.
+Exit codes: 0 done, 1 nothing matched / the block fails a check / an import failed, 2 a
+usage error (a file that cannot be read, a value the service refuses, an unknown record).
+"""
 
 from __future__ import annotations
 
@@ -8,39 +15,76 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-import uvicorn
 from rich.console import Console
-from rich.progress import Progress
+from rich.text import Text
 
-from app.api.records import envelope
 from app.config import Settings, load_settings
-from app.db import make_engine, make_session_factory
-from app.errors import NotFound, ProblemError
-from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_one, mine_releases
-from app.knowledge.scope import SourceTreeError
-from app.migrate import upgrade
-from app.observability.logs import configure_logging
-from app.observability.multiprocess import metrics_dir
-from app.records.importer import ImportSummary, expand_paths, import_paths
-from app.records.seeding import prepare_database
-from app.records.store import RecordStore
-from app.records.version_watch import VersionWatch
-from app.services.catalog import CatalogCache
-from app.services.compute import checked_jax_version
-from app.services.match import MatchRequest, MatchResponse, MatchService
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from app.rendering.cards import Card
+    from app.services.catalog import Catalog
+    from app.services.compute import FixOut
+    from app.services.match import MatchResponse
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 cli.add_typer(db_cli, name="db")
-err = Console(stderr=True)
+# soft_wrap: a long line stays one line when piped, for grep; markup off: pasted text and
+# code are printed as they are, brackets and all.
+out = Console(soft_wrap=True, highlight=False, markup=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
+FIXES_SHOWN = 3
 
 
-def _database(settings: Settings):  # type: ignore[no-untyped-def]
+def _database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
+    from app.db import make_engine, make_session_factory
+
     engine = make_engine(settings.resolved_database_url)
     return engine, make_session_factory(engine)
+
+
+def _usage_error(message: str) -> NoReturn:
+    err.print(Text.assemble(("errata: ", "bold red"), message))
+    raise typer.Exit(code=2)
+
+
+def _prepared_database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
+    """The database as it is, without loading the migrations, when errata prepared it before
+    (it holds a record); a fresh one (no tables, or no record) is prepared first."""
+    from sqlalchemy import select
+    from sqlalchemy.exc import DBAPIError
+
+    from app.records.models import RecordRow
+
+    engine, factory = _database(settings)
+    try:
+        with factory() as session:
+            if session.scalar(select(RecordRow.id).limit(1)) is not None:
+                return engine, factory
+    except DBAPIError:  # no tables yet
+        pass
+    from app.records.seeding import prepare_database
+
+    prepare_database(settings, engine, factory)
+    return engine, factory
+
+
+def _catalog(settings: Settings) -> Catalog:
+    """The records' catalog, as the service keeps it in memory."""
+    from app.records.version_watch import VersionWatch
+    from app.services.catalog import CatalogCache
+
+    engine, factory = _prepared_database(settings)
+    try:
+        return CatalogCache(factory, VersionWatch()).current()
+    finally:
+        engine.dispose()
 
 
 @cli.command()
@@ -57,6 +101,12 @@ def serve(
     step owns it). Several workers share their metrics through PROMETHEUS_MULTIPROC_DIR
     (a fresh temporary folder unless set), emptied here before any worker starts.
     """
+    import uvicorn
+
+    from app.observability.logs import configure_logging
+    from app.observability.multiprocess import metrics_dir
+    from app.records.seeding import prepare_database
+
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format)
     if settings.prepare_database:
@@ -84,6 +134,11 @@ def import_command(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders of records.", exists=True)],
 ) -> None:
     """Import records (JSON envelope, bare record, arrays, JSON Lines, text pages); upsert by id."""
+    from rich.progress import Progress
+
+    from app.migrate import upgrade
+    from app.records.importer import ImportSummary, expand_paths, import_paths
+
     settings = load_settings()
     engine, factory = _database(settings)
     upgrade(settings, engine)
@@ -93,7 +148,7 @@ def import_command(
 
         def advance(path: Path, result: ImportSummary) -> None:
             for issue in result.issues:
-                err.print(f"[red]failed[/red] {issue}", highlight=False)
+                err.print(Text.assemble(("failed ", "red"), str(issue)))
             progress.advance(task)
 
         summary = import_paths(factory, files, on_file=advance)
@@ -107,18 +162,36 @@ def import_command(
 
 
 @cli.command()
-def show(record_id: Annotated[str, typer.Argument(help="A record id.")]) -> None:
-    """Print one record as the API serves it."""
-    settings = load_settings()
-    engine, factory = _database(settings)
-    with factory() as session:
-        try:
-            row = RecordStore(session).get(record_id)
-        except NotFound as exc:
-            err.print(exc.detail)
-            raise typer.Exit(code=1) from None
-        typer.echo(json.dumps(envelope(row).model_dump(exclude_unset=True), indent=2))
-    engine.dispose()
+def show(
+    key: Annotated[str, typer.Argument(help="A record's slug or id.")],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the record as the API serves it.")
+    ] = False,
+) -> None:
+    """Explain one record: what the error means and errata's example fix (--json: the record)."""
+    from app.errors import NotFound
+    from app.records.store import RecordStore
+    from app.rendering.cards import record_card
+    from app.rendering.links import RELATIVE
+    from app.rendering.records import find_record
+
+    engine, factory = _prepared_database(load_settings())
+    try:
+        with factory() as session:
+            store = RecordStore(session)
+            try:
+                row = find_record(store, key)
+            except NotFound as exc:
+                _usage_error(exc.detail)
+            if as_json:
+                from app.api.records import envelope
+
+                document = envelope(row).model_dump(exclude_unset=True)
+                typer.echo(json.dumps(document, indent=2))
+                return
+            _print_card(record_card(row.document, store.annotation(row.id), RELATIVE))
+    finally:
+        engine.dispose()
 
 
 @cli.command()
@@ -130,68 +203,153 @@ def match(
     ] = None,
 ) -> None:
     """Find the known errors in a pasted traceback; exit 1 when nothing matches."""
+    from app.errors import ProblemError
+    from app.services.compute import checked_jax_version
+    from app.services.match import MatchRequest, MatchService
+
     try:
         checked_jax_version(jax_version, "--jax-version")
     except ProblemError as exc:
-        err.print(exc.detail, highlight=False, soft_wrap=True)
-        raise typer.Exit(code=2) from None
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
-    settings = load_settings()
-    engine, factory = _database(settings)
-    prepare_database(settings, engine, factory)
+        _usage_error(exc.detail)
     try:
-        catalog = CatalogCache(factory, VersionWatch()).current()
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(errors="replace")
+    except OSError as exc:
+        _usage_error(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        catalog = _catalog(load_settings())
         answer = MatchService(catalog).match(MatchRequest(text=text or " ", jaxVersion=jax_version))
     except ProblemError as exc:
-        err.print(exc.detail)
-        raise typer.Exit(code=2) from None
-    finally:
-        engine.dispose()
-    typer.echo(answer.model_dump_json(indent=2) if as_json else describe_matches(answer))
+        _usage_error(exc.detail)
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
+    else:
+        _print_matches(answer)
     if not answer.matches:
         raise typer.Exit(code=1)
 
 
-def describe_matches(answer: MatchResponse) -> str:
+@cli.command()
+def compute(
+    operation: Annotated[str, typer.Option(help="The construct, e.g. copy_gmem_to_smem.")],
+    shape: Annotated[str, typer.Option(help="The block's shape: 7, (8, 128), [8,128].")],
+    dtype: Annotated[str, typer.Option(help="A numpy / ml_dtypes name, or as JAX prints it.")],
+    target_dtype: Annotated[
+        str | None, typer.Option(help="The dtype viewed as (smem_bitcast only).")
+    ] = None,
+    jax_version: Annotated[str | None, typer.Option(help="The JAX release, e.g. 0.10.2.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
+) -> None:
+    """What JAX raises for a block, and the verified fixes; exit 1 when the block fails.
+
+    The same service as POST /api/compute; the engine needs no database (the records are
+    read, when there are any, to name the one documenting each error).
+    """
+    from pydantic import ValidationError
+
+    from app.errors import ProblemError
+    from app.rendering.cards import compute_card
+    from app.rendering.links import RELATIVE
+    from app.rendering.text import validation_problem
+    from app.services.compute import ComputeRequest, ComputeService
+
+    try:
+        request = ComputeRequest(
+            operation=operation,
+            shape=shape,
+            dtype=dtype,
+            targetDtype=target_dtype,
+            jaxVersion=jax_version,
+        )
+        answer = ComputeService(_catalog(load_settings())).compute(request)
+    except ValidationError as exc:
+        _usage_error(validation_problem(exc))
+    except ProblemError as exc:
+        _usage_error(exc.detail)
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
+    else:
+        _print_card(compute_card(answer, RELATIVE))
+    if answer.firstViolation is not None:
+        raise typer.Exit(code=1)
+
+
+def _print_card(card: Card) -> None:
+    """A card as prose for a terminal: what ``rustc --explain`` is to rustc's errors."""
+    from app.rendering.cards import fix_heading
+
+    out.print(Text(card.title, style="bold"))
+    if card.facts:
+        out.print(
+            Text(" · ").join(
+                Text.assemble((label, "dim"), " ", value) for label, value in card.facts
+            )
+        )
+    for quote in card.quotes:
+        out.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
+        if quote.note:
+            out.print(Text("  " + quote.note))
+    for paragraph in card.text:
+        out.print(Text("\n" + paragraph))
+    for index, fix in enumerate(card.fixes):
+        out.print(Text.assemble("\n", (fix_heading(card, index), "bold green")))
+        if fix.note:
+            out.print(Text(fix.note, style="dim"))
+        for snippet in fix.snippets:
+            if snippet.label:
+                out.print(Text(f"{snippet.label}:", style="dim"))
+            out.print(Text(_indent(snippet.code), style="cyan"))
+
+
+def _print_matches(answer: MatchResponse) -> None:
     """The answer as a person reads it in a terminal."""
     if not answer.matches:
-        lines = ["No known error found."]
-        lines += [f"  similar: {s.errorId}  {s.errorMessage}" for s in answer.suggestions]
-        return "\n".join(lines)
-    lines = []
+        out.print(Text("No known error found.", style="yellow"))
+        for similar in answer.suggestions:
+            out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
+            out.print(Text(similar.errorMessage))
+        return
     for found in answer.matches:
         values = found.values
-        lines.append(
-            f"{found.errorId}  {found.rule or ''}  score {found.score}  line {found.lineNumber}"
+        out.print(
+            Text.assemble(
+                (found.errorId, "bold cyan"),
+                f"  {found.rule or ''}  score {found.score}  line {found.lineNumber}",
+            )
         )
-        lines.append(f"  {found.matchedLine.strip()}")
+        out.print(Text("  " + found.matchedLine.strip()))
         if values.shape is not None or values.dtype is not None:
-            lines.append(f"  values: shape={values.shape} dtype={values.dtype}")
+            out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
         if found.fix is None:
-            lines.append(f"  no fix: {found.fixUnavailable}")
+            out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
             continue
         if found.fix.firstViolation is not None:
-            lines.append(f"  JAX says: {found.fix.firstViolation.message}")
-        for fix in found.fix.fixes[:3]:
-            lines.append(f"  fix ({fix.kind}, +{fix.addedBytes:g} bytes): {fix.code.after}")
-    return "\n".join(lines)
+            out.print(Text.assemble("  JAX says: ", (found.fix.firstViolation.message, "red")))
+        _print_fixes(found.fix.fixes)
+        hidden = len(found.fix.fixes) - FIXES_SHOWN
+        if hidden > 0:
+            from app.alignment import render_tuple
+
+            fix = found.fix
+            shape = render_tuple(tuple(fix.shape))
+            command = f"errata compute --operation {fix.operation} --shape '{shape}'"
+            command += f" --dtype {fix.dtype}"
+            if fix.targetDtype:
+                command += f" --target-dtype {fix.targetDtype}"
+            more = "fix" if hidden == 1 else "fixes"
+            out.print(Text(f"  {hidden} more {more}: {command}", style="dim"))
 
 
-@db_cli.command("upgrade")
-def db_upgrade(
-    seed: Annotated[
-        bool, typer.Option(help="Also load the seed records into an empty store.")
-    ] = False,
-) -> None:
-    """Apply every pending migration."""
-    settings = load_settings()
-    engine, factory = _database(settings)
-    if seed:
-        prepare_database(settings, engine, factory)
-    else:
-        upgrade(settings, engine)
-    engine.dispose()
-    typer.echo("database is at the newest revision")
+def _print_fixes(fixes: list[FixOut]) -> None:
+    for fix in fixes[:FIXES_SHOWN]:
+        out.print(
+            Text.assemble(
+                ("  fix ", "green"), f"({fix.kind}, +{fix.addedBytes:g} bytes): ", fix.code.after
+            )
+        )
+
+
+def _indent(code: str) -> str:
+    return "\n".join("    " + line for line in code.rstrip("\n").split("\n"))
 
 
 @cli.command()
@@ -207,29 +365,39 @@ def mine(
     ] = None,
 ) -> None:
     """Mine every error site of one JAX release into records (JSON Lines)."""
+    from app.knowledge.mining import mine_one
+    from app.knowledge.scope import SourceTreeError
+
     try:
         with _output(out) as stream:
             count = mine_one(source, version, commit, stream, history=history)
     except (SourceTreeError, ValueError) as exc:
-        err.print(str(exc))
-        raise typer.Exit(code=2) from None
+        _usage_error(str(exc))
     err.print(f"{count} records and annotations")
 
 
 @cli.command("mine-releases")
 def mine_releases_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
-    out: Annotated[Path, typer.Option(help="The dataset to write.")] = MINED_SITES,
-    rules_out: Annotated[Path, typer.Option(help="The lowering rules to write.")] = MINED_RULES,
+    out: Annotated[
+        Path | None, typer.Option(help="The dataset to write (default: data/mined/).")
+    ] = None,
+    rules_out: Annotated[
+        Path | None, typer.Option(help="The lowering rules to write (default: data/).")
+    ] = None,
 ) -> None:
     """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
-    with _output(out) as stream:
-        tracks = mine_releases(git_dir, stream, rules_out=rules_out)
-    err.print(f"{len(tracks)} sites in {out}; lowering rules in {rules_out}")
+    from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_releases
+
+    sites, rules = out or MINED_SITES, rules_out or MINED_RULES
+    with _output(sites) as stream:
+        tracks = mine_releases(git_dir, stream, rules_out=rules)
+    err.print(f"{len(tracks)} sites in {sites}; lowering rules in {rules}")
 
 
 @contextmanager
 def _output(path: Path | None) -> Iterator[IO[str]]:
+    """Standard output, or ``path`` written whole: a half-written file is never left there."""
     if path is None:
         yield sys.stdout
         return
@@ -238,6 +406,26 @@ def _output(path: Path | None) -> Iterator[IO[str]]:
     with partial.open("w", encoding="utf-8") as stream:
         yield stream
     partial.replace(path)
+
+
+@db_cli.command("upgrade")
+def db_upgrade(
+    seed: Annotated[
+        bool, typer.Option(help="Also load the seed records into an empty store.")
+    ] = False,
+) -> None:
+    """Apply every pending migration."""
+    from app.migrate import upgrade
+    from app.records.seeding import prepare_database
+
+    settings = load_settings()
+    engine, factory = _database(settings)
+    if seed:
+        prepare_database(settings, engine, factory)
+    else:
+        upgrade(settings, engine)
+    engine.dispose()
+    typer.echo("database is at the newest revision")
 
 
 def main() -> None:

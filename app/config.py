@@ -63,8 +63,10 @@ class Settings(BaseSettings):
         description="Migrate and seed on start (off in workers `errata serve` spawns).",
     )
     log_level: str = Field(default="INFO", pattern=r"(?i)^(debug|info|warning|error|critical)$")
-    log_format: Literal["json", "console"] = Field(
-        default="json", description="One JSON object a line, or plain text for a terminal."
+    log_format: Literal["auto", "json", "console"] = Field(
+        default="auto",
+        description="One JSON object a line, or plain text for a person; auto: plain text "
+        "(coloured) when stderr is a terminal, JSON otherwise.",
     )
     rate_limit_per_second: float = Field(
         default=50.0,

@@ -25,7 +25,7 @@ from app.records.seeding import prepare_database
 from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
 from app.services.catalog import CatalogCache
 from app.web import routes as web
-from app.web.pages import STATIC_DIR
+from app.web.pages import STATIC_DIR, SWAGGER_UI_DIR, problem_page
 
 # Record answers (GET /api/errors/{id}) each process remembers: a few KB each.
 RECORD_ANSWERS = 1024
@@ -53,6 +53,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="Known errors, matched and fixed: JAX Pallas / Mosaic GPU alignment errors.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # /docs is a page of app/web, with Swagger UI served from here
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.engine = engine
@@ -66,7 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.record_refresh = SharedRun()
     app.state.slack_replays = ReplayCache()
 
-    problems.install(app)
+    problems.install(app, page=problem_page)
     document_problems(app)
     # Routes are tried in order: the probes, then the busiest; compute before match, whose
     # millisecond of work dwarfs a few more route checks.
@@ -77,6 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(records.import_router)
     app.include_router(chatops.router)
     app.include_router(web.router)
+    app.mount("/static/swagger-ui", StaticFiles(directory=SWAGGER_UI_DIR), name="swagger-ui")
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(

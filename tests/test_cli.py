@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,8 @@ from app.db import make_engine, make_session_factory
 from app.records.store import RecordStore
 from tests.conftest import CURATED_SEEDS_ENV, SEED_DIR
 
+TRACEBACKS = Path(__file__).parent / "fixtures" / "tracebacks"
+
 
 @pytest.fixture
 def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
@@ -22,11 +26,12 @@ def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
         **CURATED_SEEDS_ENV,
         "ERRATA_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}",
     }
+    env.pop("FORCE_COLOR", None)
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
+    def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "app", *args],
-            env=env,
+            env={**env, **extra_env},
             capture_output=True,
             text=True,
             timeout=120,
@@ -41,7 +46,7 @@ def test_import_twice_then_show(errata) -> None:  # type: ignore[no-untyped-def]
     assert "added 4, updated 0, unchanged 0, failed 0" in first.stdout
     second = errata("import", str(SEED_DIR))
     assert "added 0, updated 0, unchanged 4, failed 0" in second.stdout
-    shown = errata("show", "225d0e9c2ee22311")
+    shown = errata("show", "--json", "225d0e9c2ee22311")
     assert json.loads(shown.stdout) == json.loads(
         (SEED_DIR / "000_3bebb9c19a64106a.txt").read_text()
     )
@@ -56,17 +61,17 @@ def test_a_bad_file_fails_alone_with_a_nonzero_exit(errata, tmp_path: Path) -> N
     assert result.returncode == 1
     assert "record 2" in result.stderr and "errorMessage" in result.stderr
     assert "added 1, updated 0, unchanged 0, failed 1" in result.stdout
-    good_one = errata("show", "good-one")
+    good_one = errata("show", "--json", "good-one")
     assert good_one.returncode == 0
     record = json.loads(good_one.stdout)["record"]
     assert (record["id"], record["errorMessage"]) == ("good-one", "m")
     missing = errata("show", "fine-one")
-    assert missing.returncode == 1 and "fine-one" in missing.stderr
+    assert missing.returncode == 2 and "fine-one" in missing.stderr
 
 
 def test_db_upgrade_with_seed(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     assert errata("db", "upgrade", "--seed").returncode == 0
-    shown = errata("show", "19b6a360721eb407")
+    shown = errata("show", "--json", "19b6a360721eb407")
     assert shown.returncode == 0
     engine = make_engine(f"sqlite:///{tmp_path / 'cli.sqlite3'}")
     try:
@@ -103,4 +108,100 @@ def test_match_refuses_a_jax_version_the_engine_does_not_model(  # type: ignore[
     assert refused.returncode == 2
     assert refused.stdout == ""
     (line,) = refused.stderr.splitlines()
-    assert line.startswith("--jax-version: ") and words in line
+    assert line.startswith("errata: --jax-version: ") and words in line
+
+
+def test_a_file_that_cannot_be_read_is_a_usage_error_in_one_line(errata) -> None:  # type: ignore[no-untyped-def]
+    missing = errata("match", "no-such-file.txt")
+    assert missing.returncode == 2
+    assert (
+        missing.stderr.strip() == "errata: cannot read no-such-file.txt: No such file or directory"
+    )
+    assert missing.stdout == ""
+
+
+def test_show_explains_a_record_by_slug_or_id_and_prints_it_with_json(errata) -> None:  # type: ignore[no-untyped-def]
+    assert errata("db", "upgrade", "--seed").returncode == 0
+    by_slug = errata("show", "can-only-transfer-integer-bytes-shape-dst-ty-sha")
+    by_id = errata("show", "225d0e9c2ee22311")
+    assert by_slug.returncode == by_id.returncode == 0, by_slug.stderr
+    assert by_slug.stdout == by_id.stdout
+    prose = by_id.stdout
+    assert prose.startswith("ValueError: Can only transfer integer bytes (shape=…, dtype=…)\n")
+    assert "the transfer size in bits" in prose  # what it means
+    assert "x = jnp.pad(x, (0, 256 - 7))" in prose  # errata's corrected example
+    assert "{" not in prose.split("\n")[0] and not prose.lstrip().startswith("{")
+    record = json.loads(
+        errata("show", "--json", "can-only-transfer-integer-bytes-shape-dst-ty-sha").stdout
+    )
+    assert record["record"]["id"] == "225d0e9c2ee22311"
+
+
+def test_compute_gives_the_verdict_and_fixes_of_the_api(errata) -> None:  # type: ignore[no-untyped-def]
+    args = ("compute", "--operation", "copy_gmem_to_smem", "--shape", "7", "--dtype", "int4")
+    failing = errata(*args)
+    assert failing.returncode == 1, failing.stderr
+    assert "JAX says: Can only transfer integer bytes (shape=[7], dtype=i4)" in failing.stdout
+    assert "plgpu.SMEM((256,), jnp.int4)" in failing.stdout
+    answer = json.loads(errata(*args, "--json").stdout)
+    assert answer["firstViolation"]["rule"] == "MGPU-COPY-INTEGER-BYTES"
+    assert answer["fixes"][0]["code"]["after"] == "plgpu.SMEM((256,), jnp.int4)"
+    assert all(fix["verified"] for fix in answer["fixes"])
+    passing = errata(
+        "compute", "--operation", "copy_gmem_to_smem", "--shape", "256", "--dtype", "int4"
+    )
+    assert passing.returncode == 0 and "passes every check" in passing.stdout
+    refused = errata(
+        "compute", "--operation", "copy_gmem_to_smem", "--shape", "7", "--dtype", "int5"
+    )
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert refused.stderr.startswith("errata: ") and "int5" in refused.stderr
+
+
+def test_match_says_how_many_fixes_it_left_out_and_how_to_see_them(errata) -> None:  # type: ignore[no-untyped-def]
+    shown = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"))
+    assert shown.stdout.count("  fix (") == 3
+    [more] = [line for line in shown.stdout.splitlines() if " more fix" in line]
+    hidden, _, command = more.strip().partition(": ")
+    assert command.startswith("errata compute --operation copy_gmem_to_smem")
+    every = json.loads(errata(*shlex.split(command)[1:], "--json").stdout)["fixes"]
+    assert int(hidden.split()[0]) == len(every) - 3
+
+
+def test_colour_on_a_terminal_and_plain_when_piped(errata) -> None:  # type: ignore[no-untyped-def]
+    traceback = str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    piped = errata("match", traceback)
+    assert piped.returncode == 0 and "\x1b[" not in piped.stdout
+    coloured = errata("match", traceback, FORCE_COLOR="1", TERM="xterm-256color")
+    assert "\x1b[" in coloured.stdout
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured.stdout) == piped.stdout
+
+
+def test_match_and_compute_load_neither_migrations_nor_the_web_stack(tmp_path: Path) -> None:
+    """Only serve, import and db prepare the database: a prepared one is read as it is."""
+    url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    env = {**os.environ, **CURATED_SEEDS_ENV, "ERRATA_DATABASE_URL": url}
+    subprocess.run([sys.executable, "-m", "app", "db", "upgrade", "--seed"], env=env, check=True)
+    probe = (
+        "import sys\n"
+        "from app.cli import cli\n"
+        "for args in (['match', sys.argv[1]], ['compute', '--operation', 'pallas_call',"
+        " '--shape', '128', '--dtype', 'float32']):\n"
+        "    cli(args, standalone_mode=False)\n"
+        "print(sorted(m for m in ('alembic', 'fastapi', 'uvicorn') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_show_on_a_fresh_database_prepares_it_first(errata) -> None:  # type: ignore[no-untyped-def]
+    shown = errata("show", "225d0e9c2ee22311")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("ValueError: Can only transfer integer bytes")

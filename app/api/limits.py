@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.api.problems import problem_response
+from app.api.problems import problem_for
 
 
 class BodySizeLimit:
@@ -54,11 +54,11 @@ class BodySizeLimit:
         await self.app(scope, limited_receive, guarded_send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = problem_response(
+        response = problem_for(
+            scope,
             413,
             "Payload too large",
             f"The request body is over the limit of {self.max_bytes} bytes.",
-            instance=scope.get("path"),
         )
         await response(scope, receive, send)
 
@@ -66,11 +66,15 @@ class BodySizeLimit:
 # POSTs that cost real work: matching, the engine, imports, and the chat commands and the
 # web page's paste form built on them.
 EXPENSIVE_PATHS = ("/api/match", "/api/compute", "/api/import", "/chatops", "/")
+# GETs that cost as much: a result's link on the pages matches its paste again.
+EXPENSIVE_GETS = ("/match",)
 
 
 def is_expensive(method: str, path: str, paths: tuple[str, ...] = EXPENSIVE_PATHS) -> bool:
-    """A POST (``method`` as ASGI gives it: upper case) to one of ``paths`` or below one:
-    what the rate limit counts."""
+    """A POST (``method`` as ASGI gives it: upper case) to one of ``paths`` or below one, or
+    a GET of one of ``EXPENSIVE_GETS``: what the rate limit counts."""
+    if method == "GET":
+        return path in EXPENSIVE_GETS
     return method == "POST" and any(
         path == prefix or path.startswith(prefix + "/") for prefix in paths
     )
@@ -153,11 +157,11 @@ class RateLimit:
             wait = self.buckets.take(client[0] if client else "unknown")
             if wait > 0:
                 retry_after = max(1, math.ceil(wait))
-                response = problem_response(
+                response = problem_for(
+                    scope,
                     429,
                     "Too many requests",
                     f"Too many expensive requests from this client; retry in {retry_after} s.",
-                    instance=scope.get("path"),
                 )
                 response.headers["Retry-After"] = str(retry_after)
                 await response(scope, receive, send)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -13,10 +13,12 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
+from starlette.types import Scope
 
 from app.api.headers import DEFAULT_HEADERS
 from app.api.paths import methods_for
 from app.errors import ProblemError
+from app.rendering.negotiation import prefers_html
 
 PROBLEM_JSON = "application/problem+json"
 DATABASE_RETRY_AFTER_S = 5
@@ -48,6 +50,38 @@ def problem_response(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=sent or None)
 
 
+ProblemPage = Callable[[int, str, str, Mapping[str, str] | None], Response]
+"""Renders a problem as an HTML page: status, title, detail, headers."""
+# Paths whose callers are programs: problem+json whatever their Accept header says.
+API_PREFIXES = ("/api/", "/chatops/", "/openapi.json", "/metrics", "/healthz", "/readyz")
+
+
+def problem_for(
+    scope: Scope,
+    status: int,
+    title: str,
+    detail: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """problem+json; for a browser asking for a page, the page the app installed for it."""
+    app = scope.get("app")
+    page: ProblemPage | None = getattr(app.state, "problem_page", None) if app else None
+    if page is not None and _wants_page(scope):
+        return page(status, title, detail, headers)
+    return problem_response(
+        status, title, detail, instance=scope.get("path"), headers=headers, **extra
+    )
+
+
+def _wants_page(scope: Scope) -> bool:
+    if scope.get("path", "").startswith(API_PREFIXES):
+        return False
+    accept = dict(scope.get("headers") or []).get(b"accept", b"").decode("latin-1")
+    return prefers_html(accept)
+
+
 def _field_name(loc: tuple[Any, ...]) -> str:
     parts = [str(part) for part in loc]
     if parts and parts[0] in {"body", "query", "path", "header"}:
@@ -66,22 +100,21 @@ def describe_validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[
     return detail or "Invalid request", fields
 
 
-def install(app: FastAPI) -> None:
+def install(app: FastAPI, page: ProblemPage | None = None) -> None:
+    """The handlers that turn every error into a problem; ``page`` renders one for browsers."""
+    app.state.problem_page = page
+
     @app.exception_handler(ProblemError)
-    async def _problem(request: Request, exc: ProblemError) -> JSONResponse:
-        return problem_response(
-            exc.status, exc.title, exc.detail, instance=request.url.path, errors=exc.errors
-        )
+    async def _problem(request: Request, exc: ProblemError) -> Response:
+        return problem_for(request.scope, exc.status, exc.title, exc.detail, errors=exc.errors)
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> Response:
         detail, fields = describe_validation_errors(list(exc.errors()))
-        return problem_response(
-            422, "Invalid input", detail, instance=request.url.path, errors=fields
-        )
+        return problem_for(request.scope, 422, "Invalid input", detail, errors=fields)
 
     @app.exception_handler(HTTPException)
-    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: HTTPException) -> Response:
         title = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, "Error")
         detail = exc.detail if isinstance(exc.detail, str) else title
         headers = dict(exc.headers or {})
@@ -97,18 +130,16 @@ def install(app: FastAPI) -> None:
             return problem_response(
                 422, "Invalid input", "Malformed JSON body: not UTF-8", instance=request.url.path
             )
-        return problem_response(
-            exc.status_code, title, detail, instance=request.url.path, headers=headers
-        )
+        return problem_for(request.scope, exc.status_code, title, detail, headers=headers)
 
-    async def _database_down(request: Request, exc: Exception) -> JSONResponse:
+    async def _database_down(request: Request, exc: Exception) -> Response:
         cause = exc.orig if isinstance(exc, DBAPIError) else exc
         log.warning("database unavailable: %s", type(cause).__name__)
-        response = problem_response(
+        response = problem_for(
+            request.scope,
             503,
             "Service unavailable",
             "The database is unreachable; try again shortly.",
-            instance=request.url.path,
         )
         response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
         return response
@@ -124,17 +155,17 @@ def install(app: FastAPI) -> None:
         return Response(status_code=CLIENT_CLOSED_REQUEST)
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> Response:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         # This answer is sent from outside every middleware: add what they would have.
         headers = {key.decode(): value.decode() for key, value in DEFAULT_HEADERS}
         request_id = getattr(request.state, "request_id", None)
         if request_id:
             headers["X-Request-ID"] = request_id
-        return problem_response(
+        return problem_for(
+            request.scope,
             500,
             "Internal server error",
             "An unexpected error occurred.",
-            instance=request.url.path,
             headers=headers,
         )

@@ -13,6 +13,7 @@ from app.matching.normalize import (
     PasteTooLarge,
     UnreadablePaste,
     normalize,
+    paste_end,
 )
 from app.matching.templates import PatternError, compile_pattern, derive_pattern
 from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
@@ -41,6 +42,7 @@ __all__ = [
     "find_value_sources",
     "match_paste",
     "normalize",
+    "paste_end",
     "read_exceptions",
     "type_values",
 ]

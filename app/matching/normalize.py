@@ -125,6 +125,8 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
     """Clean a paste for the grammar. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
     text, ansi, plain = _decode(paste)
     original = tuple(_split_lines(text))
+    if ansi:  # a line shown back to the user is shown as the terminal showed it
+        original = tuple(_ANSI.sub("", line) for line in original)
     is_html = _HTML_TAG.search(text) is not None
     # Dropping <script> blocks can join text into a code, so HTML is checked line by line.
     ansi = is_html or ansi
@@ -146,6 +148,16 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
             lines.append(cleaned)
             origins.append(number)
     return NormalizedPaste(tuple(lines), tuple(origins), original)
+
+
+def paste_end(text: str, max_bytes: int = MAX_PASTE_BYTES) -> str | None:
+    """The whole lines that end a paste and fit in ``max_bytes`` of UTF-8, or None when all
+    of it fits: a traceback ends with its error, so a paste too long is read from its end."""
+    encoded = text.encode("utf-8", "replace")
+    if len(encoded) <= max_bytes:
+        return None
+    tail = encoded[-max_bytes:].decode("utf-8", "ignore")
+    return tail[tail.find("\n") + 1 :]
 
 
 def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:

@@ -237,16 +237,21 @@ def _shared_processors() -> list[Any]:
     ]
 
 
-def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
-    """Send every logger through the same processors to stderr; safe to call again."""
+def configure_logging(level: str = "INFO", fmt: str = "auto") -> None:
+    """Send every logger through the same processors to stderr; safe to call again.
+
+    ``fmt`` is json, console, or auto: a person at a terminal reads plain coloured lines,
+    a log collector (anything else on stderr) reads JSON."""
     global _access_log_settings
+    terminal = sys.stderr.isatty()
+    console = fmt == "console" or (fmt == "auto" and terminal)
     _access_log_settings = _AccessLogSettings(
-        threshold=logging.getLevelNamesMapping()[level.upper()], json=fmt != "console"
+        threshold=logging.getLevelNamesMapping()[level.upper()], json=not console
     )
     shared = _shared_processors()
     renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=False)
-        if fmt == "console"
+        structlog.dev.ConsoleRenderer(colors=terminal)
+        if console
         else structlog.processors.JSONRenderer(serializer=_json)
     )
     rendering = [structlog.processors.format_exc_info, redact, _leading_fields, renderer]

@@ -62,6 +62,7 @@ class ImportSummary:
     unchanged: int = 0
     failed: int = 0
     issues: list[ImportIssue] = field(default_factory=list)
+    annotations_added: int = 0  # of ``added``: errata's annotations, not records
 
     def count(self, outcome: Outcome) -> None:
         setattr(self, outcome.value, getattr(self, outcome.value) + 1)
@@ -73,6 +74,7 @@ class ImportSummary:
             )
         self.failed += other.failed
         self.issues.extend(other.issues)
+        self.annotations_added += other.annotations_added
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
                 ImportIssue(source, incoming.location, exc.field, exc.message)
             ) from None
         summary.count(outcome)
+        if incoming.is_annotation and outcome is Outcome.ADDED:
+            summary.annotations_added += 1
     return summary
 
 

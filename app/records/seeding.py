@@ -30,5 +30,9 @@ def prepare_database(
     summary = import_paths(factory, [path for path in settings.seed_paths if path.exists()])
     if summary.failed:
         raise SeedError("; ".join(str(issue) for issue in summary.issues))
-    log.info("loaded seed records: %d added", summary.added)
+    log.info(
+        "loaded the seeds: %d records and %d annotations (errata's corrections) added",
+        summary.added - summary.annotations_added,
+        summary.annotations_added,
+    )
     return summary

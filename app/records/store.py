@@ -232,6 +232,16 @@ class RecordStore:
         ordered = sorted(candidates.values(), key=lambda r: (-len(reasons[r.id]), r.id))
         return [Related(r, reasons[r.id]) for r in ordered], unresolved
 
+    def tag_counts(self) -> dict[str, int]:
+        """How many live records carry each tag: a tag most records carry relates none."""
+        counted = (
+            select(RecordTag.tag, func.count())
+            .join(RecordRow, RecordRow.id == RecordTag.record_id)
+            .where(RecordRow.retired.is_(False))
+            .group_by(RecordTag.tag)
+        )
+        return {tag: count for tag, count in self.session.execute(counted).tuples()}
+
     def _by_message_prefix(self, text: str) -> RecordRow | None:
         prefix = text.rstrip(". …").strip()
         if not prefix:

@@ -2,21 +2,26 @@
 
 Titles and prose hold only text this service wrote or curated; anything copied from a paste
 or typed by a user travels in a :class:`Quote`, which every format shows as code, so it can
-neither format the answer nor mention anybody.
+neither format the answer nor mention anybody. One exception: a matched error is headed with
+the paste's own line (JAX's words with the user's values, as the record's pattern matched
+them), unless a chat could read a mention in it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from app.alignment import render_list, render_tuple
 from app.rendering.links import Links
-from app.rendering.records import corrections_by_field, field_label
+from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
 from app.services.match import MatchOut, MatchResponse, RecordInfo, ValuesOut
 
+# What Slack or Mattermost would read as a mention or a channel link.
+_MENTION = re.compile(r"<[!@#]|@\w")
 # The matcher names inferred values by attribute; cards label them for people.
 _VALUE_LABELS = {
     "bit_width": "bit width",
@@ -107,10 +112,10 @@ def match_cards(
 
 def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Card:
     """Titled with JAX's message for the paste's values when the engine reproduced it, else
-    with the record's message template: titles never carry pasted text."""
+    with the paste's line as the record's pattern matched it."""
     fix = match.fix
     first = fix.firstViolation if fix else None
-    message = first.message if first else record.message if record else match.slug
+    message = first.message if first else _pasted_message(match, record)
     quotes = [Quote(f"Line {match.lineNumber} of the paste", match.matchedLine.strip())]
     if first is not None:
         quotes.append(Quote("JAX says", first.message, first.explanation))
@@ -135,6 +140,15 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
         fixes=_fix_cards(fix) if fix else (),
         links=(page, *_all_fixes(fix, links)),
     )
+
+
+def _pasted_message(match: MatchOut, record: RecordInfo | None) -> str:
+    """The matched line, values and all; the record's message with its placeholders elided
+    when the line could mention somebody in a chat."""
+    line = match.why.normalizedLine.strip()
+    if line and not _MENTION.search(line):
+        return line
+    return readable_message(record.message) if record else match.slug
 
 
 def compute_card(response: ComputeResponse, links: Links) -> Card:
@@ -185,8 +199,9 @@ def record_card(document: dict[str, Any], annotation: dict[str, Any] | None, lin
     if example:
         title = "Example fix, as corrected by errata" if problem else "Example fix"
         fixes = (FixCard(title, problem or "", (Snippet("", example),), ranked=False),)
+    message = readable_message(document["errorMessage"])
     return Card(
-        title=f"{document.get('errorClass') or 'Error'}: {document['errorMessage']}",
+        title=f"{document.get('errorClass') or 'Error'}: {message}",
         facts=facts,
         text=tuple(text),
         fixes=fixes,

@@ -24,6 +24,11 @@ class Links:
         given = {name: value for name, value in fields.items() if value is not None}
         return f"{self.base}/compute?{urlencode(given)}#verdict"
 
+    def match(self, **fields: object) -> str:
+        """A paste's result, matched again from the fields (the web pages' ``paste=``)."""
+        given = {name: value for name, value in fields.items() if value is not None}
+        return f"{self.base}/match?{urlencode(given)}#match"
+
 
 RELATIVE = Links("")
 """Links from one of this service's pages to another: no scheme or host."""

@@ -1,4 +1,4 @@
-"""Content negotiation between the API's JSON and its Markdown."""
+"""Content negotiation: the API's JSON or its Markdown; a problem as JSON or as a page."""
 
 from __future__ import annotations
 
@@ -15,6 +15,15 @@ def prefers_markdown(accept: str | None) -> bool:
     weights = _weights(accept)
     markdown = weights.get("text/markdown", 0.0)
     return markdown > 0 and markdown >= max(weights.get(kind, 0.0) for kind in _JSON_RANGES)
+
+
+def prefers_html(accept: str | None) -> bool:
+    """True when Accept names text/html above JSON: a browser's, not curl's ``*/*``."""
+    if not accept or "html" not in accept.lower():
+        return False
+    weights = _weights(accept)
+    html = weights.get("text/html", 0.0)
+    return html > 0 and html > max(weights.get(kind, 0.0) for kind in _JSON_RANGES)
 
 
 def _weights(accept: str) -> dict[str, float]:

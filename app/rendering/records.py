@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.errors import NotFound
+from app.matching.templates import split_template
 from app.records.models import RecordRow
 from app.records.store import RecordStore
 
@@ -30,6 +31,21 @@ FIELD_LABELS = {
 CODE_FIELDS = frozenset(
     {"messagePattern", "sourceCode", "exampleFix", "validationCode", "typeGuard", "tryCatchPattern"}
 )
+
+
+def readable_message(template: str) -> str:
+    """A message template as a heading: its placeholders elided (``Got bytes=… but``), side
+    by side ones as one, for people who never saw the f-string; the template itself is
+    shown where it is explained."""
+    text = ""
+    for piece in split_template(template):
+        if isinstance(piece, str):
+            text += piece
+        elif piece.self_documenting:
+            text += f"{piece.expression.rstrip('=')}=…"
+        elif not text.endswith("…"):
+            text += "…"
+    return text
 
 
 def field_label(field: str) -> str:

@@ -10,6 +10,7 @@ the catalog current therefore needs no database at all.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.alignment import OPERATIONS, RULES
 from app.db import transaction
+from app.knowledge.scope import backend_of
 from app.matching import PatternEntry, PatternIndex
 from app.matching.templates import derive_pattern
 from app.memo import LockedLRU
@@ -70,6 +72,7 @@ class RecordInfo:
     rule: str | None
     operations: tuple[str, ...]
     retired: bool = False
+    backend: str | None = None  # where JAX raises it, from its source file (see backend_of)
 
 
 class Catalog:
@@ -90,22 +93,39 @@ class Catalog:
         live = [info for info in records.values() if not info.retired]
         self._messages = [info.message for info in live]
         self._ids = [info.id for info in live]
+        self._backends = [info.backend for info in live]
         self.live_records = len(live)
         # Answers worked out from this catalog (a compute's, by its case), kept with it
         # because they change with it: the records they name come from it.
         self.answers: LockedLRU[Hashable, Any] = LockedLRU(ANSWERS_KEPT)
 
     def similar(self, text: str) -> list[tuple[str, float]]:
-        """Live records whose message reads like ``text``, best first, scored 0..1."""
+        """Live records whose message reads like ``text``, best first, scored 0..1.
+
+        Words alike are no kinship across backends: when ``text`` names backends (a TPU
+        lowering error, Triton's), only records raised by one of them are offered."""
+        named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
         found = process.extract(
             text,
             self._messages,
             scorer=fuzz.token_set_ratio,
             processor=utils.default_process,
-            limit=SUGGESTIONS,
+            limit=None if named else SUGGESTIONS,
             score_cutoff=30,
         )
-        return [(self._ids[position], round(score / 100, 3)) for _, score, position in found]
+        return [
+            (self._ids[position], round(score / 100, 3))
+            for _, score, position in found
+            if not named or self._backends[position] in named
+        ][:SUGGESTIONS]
+
+
+# The words that name a backend in a paste.
+_BACKEND_WORDS = {
+    "mosaic_gpu": re.compile(r"mosaic[_ ]gpu|\bplgpu\b|\bmgpu\b", re.IGNORECASE),
+    "tpu": re.compile(r"\bTPU\b|pallas\.mosaic\.|tpu_custom_call", re.IGNORECASE),
+    "triton": re.compile(r"\btriton\b", re.IGNORECASE),
+}
 
 
 # What the catalog needs of a record: its columns, and three fields of its document read by
@@ -117,6 +137,7 @@ _INDEXED = select(
     RecordRow.error_class,
     RecordRow.rule,
     RecordRow.retired,
+    RecordRow.file_path,
     RecordRow.document["messagePattern"].as_string(),
     RecordRow.document["matchPattern"].as_string(),
     RecordRow.document["operations"].as_string(),
@@ -133,14 +154,22 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
     shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
     # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
     for row in session.connection().execute(_INDEXED):
-        record_id, slug, message, error_class, row_rule, retired, pattern, typed, ops, older = row
+        (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
+        pattern, typed, ops, older = row[7:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
             note.get("operations"), json.loads(ops) if ops else None, rule
         )
         records[record_id] = RecordInfo(
-            record_id, slug, message, error_class, rule, tuple(operations), bool(retired)
+            record_id,
+            slug,
+            message,
+            error_class,
+            rule,
+            tuple(operations),
+            bool(retired),
+            backend_of(path) if path else None,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue

@@ -3,7 +3,9 @@ page is sent with."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,13 @@ from starlette.responses import HTMLResponse
 
 from app.rendering.cards import fix_heading
 from app.rendering.links import RELATIVE
+from app.rendering.records import readable_message
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
 STATIC_DIR = WEB_DIR / "static"
+# Swagger UI's script and stylesheet, as the fastapi-offline package ships them.
+SWAGGER_UI_DIR = Path(str(files("fastapi_offline") / "static"))
 
 # No inline script or style anywhere, so the policy can forbid both.
 CONTENT_SECURITY_POLICY = "; ".join(
@@ -23,7 +28,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "default-src 'none'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self'",
+        "img-src 'self' data:",  # Swagger UI's stylesheet draws its icons as data: URLs
         "connect-src 'self'",
         "form-action 'self'",
         "base-uri 'none'",
@@ -49,6 +54,7 @@ def environment() -> Environment:
     )
     env.filters["clip_line"] = clip_line
     env.filters["record_url"] = RELATIVE.record
+    env.filters["readable_message"] = readable_message
     env.globals["fix_heading"] = fix_heading
     return env
 
@@ -56,3 +62,12 @@ def environment() -> Environment:
 def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
     html = environment().get_template(template).render(**context)
     return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+
+def problem_page(
+    status: int, title: str, detail: str, headers: Mapping[str, str] | None = None
+) -> HTMLResponse:
+    """A problem as a browser shows it: the error page, with the problem's status."""
+    response = page("error.html", status, title=title, detail=detail)
+    response.headers.update(headers or {})
+    return response

@@ -1,24 +1,39 @@
 """What a record page shows, gathered from the record, errata's annotation and its relatives.
 
-The sections follow the dataset's rendered text pages; errata's corrections come first,
-because some of the shipped advice is wrong.
+The sections follow the dataset's rendered text pages, except that what the error means
+comes first, then errata's corrections, because some of the shipped advice is wrong.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.alignment import render_tuple
+from app.alignment import OPERATIONS, render_tuple
 from app.knowledge.releases import span
 from app.records.models import RecordRow
 from app.records.schema import ErrorRecord
-from app.records.store import RecordStore
+from app.records.store import RecordStore, Related
 from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
+from app.services.catalog import Catalog, RecordInfo
 
 SHORT_SHA = 10
-_REASONS = {"filePath": "same source file", "backgroundTag": "same background", "listed": "listed"}
+RELATED_SHOWN = 6
+# A tag more than this share of the records carry (jax, pallas, …) relates none of them.
+SPECIFIC_TAG_SHARE = 0.25
+# Each kind of relation, what it weighs and how it reads; a record needs MIN_RELATED_SCORE.
+_RELATIONS = {
+    "listed": (4, "listed by this record"),
+    "next": (3, "checked next in {}"),
+    "before": (3, "checked just before in {}"),
+    "file": (2, "same source file"),
+    "construct": (1, "also checked in {}"),
+    "kind": (1, "also a {}"),
+    "tags": (1, "tags {}"),  # per tag, at most two
+}
+MIN_RELATED_SCORE = 2
 
 
 @dataclass(frozen=True)
@@ -98,7 +113,7 @@ class RecordPage:
         return {correction.field for correction in self.corrections}
 
 
-def record_page(store: RecordStore, row: RecordRow) -> RecordPage:
+def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordPage:
     record = ErrorRecord.model_validate(row.document)
     annotation = store.annotation(row.id) or {}
     related, unresolved = store.related(row.id)
@@ -121,14 +136,7 @@ def record_page(store: RecordStore, row: RecordRow) -> RecordPage:
         source_url=_https(record.githubUrl),
         source_sha=(record.analyzedSha or "")[:SHORT_SHA] or None,
         source_lines=_source_lines(record),
-        related=[
-            RelatedRecord(
-                url=RELATIVE.record(item.row.slug or item.row.id),
-                message=item.row.error_message,
-                reasons=", ".join(_reason(reason) for reason in item.reasons),
-            )
-            for item in related
-        ],
+        related=_related(store, catalog, row, related),
         unresolved=unresolved,
         older_wordings=[
             wording["text"]
@@ -194,10 +202,88 @@ def _example(example: dict[str, Any]) -> tuple[str | None, str | None]:
     return url, f"{shape} {before['dtype']} in {example['operation']}"
 
 
-def _reason(reason: str) -> str:
-    if reason.startswith("tag:"):
-        return f"tag {reason.removeprefix('tag:')}"
-    return _REASONS.get(reason, reason)
+def _related(
+    store: RecordStore, catalog: Catalog, row: RecordRow, shared: list[Related]
+) -> list[RelatedRecord]:
+    """The records worth reading next, best first: those the record lists, the checks run
+    right before or after its own in a construct, the same source file, the same construct,
+    tags few records carry. ``shared`` is the store's file, kind, tag and listed relatives."""
+    counts = store.tag_counts()
+    specific = max(1.0, SPECIFIC_TAG_SHARE * catalog.live_records)
+    found: dict[str, dict[str, list[str]]] = {}
+
+    def note(record_id: str, relation: str, detail: str = "") -> None:
+        if record_id != row.id:
+            details = found.setdefault(record_id, {}).setdefault(relation, [])
+            if detail not in details:
+                details.append(detail)
+
+    for item in shared:
+        for reason in item.reasons:
+            if reason == "listed":
+                note(item.row.id, "listed")
+            elif reason == "filePath":
+                note(item.row.id, "file")
+            elif reason == "backgroundTag":
+                note(item.row.id, "kind", row.background_tag or "")
+            elif counts.get(tag := reason.removeprefix("tag:"), 0) <= specific:
+                note(item.row.id, "tags", tag)
+    own = catalog.records.get(row.id)
+    if own is not None:
+        for other_id, relation, operation in _check_neighbours(own, catalog):
+            note(other_id, relation, operation)
+    scored = sorted(
+        (
+            (_score(relations), record_id, relations)
+            for record_id, relations in found.items()
+            if record_id in catalog.records and not catalog.records[record_id].retired
+        ),
+        key=lambda item: (-item[0], item[1]),
+    )
+    return [
+        _related_record(catalog.records[record_id], relations)
+        for score, record_id, relations in scored[:RELATED_SHOWN]
+        if score >= MIN_RELATED_SCORE
+    ]
+
+
+def _check_neighbours(own: RecordInfo, catalog: Catalog) -> Iterator[tuple[str, str, str]]:
+    """The records of the checks a construct runs with the record's own: the one right
+    before or after it, or another, and the construct."""
+    for other in catalog.records.values():
+        if not own.rule or other.retired or not other.rule or other.rule == own.rule:
+            continue
+        for operation in sorted(set(own.operations) & set(other.operations)):
+            order = _check_order(operation)
+            if own.rule in order and other.rule in order:
+                step = order.index(other.rule) - order.index(own.rule)
+                yield other.id, {1: "next", -1: "before"}.get(step, "construct"), operation
+
+
+def _score(relations: dict[str, list[str]]) -> int:
+    return sum(
+        _RELATIONS[relation][0] * (min(2, len(details)) if relation == "tags" else 1)
+        for relation, details in relations.items()
+    )
+
+
+def _check_order(operation: str) -> list[str]:
+    """The rules an operation checks, in the order JAX checks them."""
+    return list(dict.fromkeys(step.rule.id for step in OPERATIONS[operation].steps))
+
+
+def _related_record(info: RecordInfo, relations: dict[str, list[str]]) -> RelatedRecord:
+    said = []
+    for relation, (_, wording) in _RELATIONS.items():
+        details = relations.get(relation)
+        if relation == "construct":  # a construct named already, as next or before, is not again
+            named = {*relations.get("next", []), *relations.get("before", [])}
+            details = [detail for detail in details or [] if detail not in named]
+        if details:
+            said.append(wording.format(", ".join(details)))
+    return RelatedRecord(
+        url=RELATIVE.record(info.slug or info.id), message=info.message, reasons="; ".join(said)
+    )
 
 
 def _https(url: str | None) -> str | None:

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import ValidationError
+from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
-from app.alignment import DTYPES, OPERATIONS
+from app.alignment import DTYPES, OPERATIONS, AlignmentInputError, parse_dtype, parse_shape
+from app.alignment.engine import get_operation
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
 from app.errors import NotFound, ProblemError
+from app.matching import MAX_PASTE_BYTES, paste_end
 from app.records.store import RecordFilters
 from app.rendering.cards import Card, compute_card, match_cards
 from app.rendering.links import RELATIVE
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
 from app.services.compute import ComputeRequest, ComputeService
-from app.services.match import MatchRequest
+from app.services.match import MatchRequest, MatchService
 from app.web.pages import page
+from app.web.permalinks import MAX_LINK_CHARS, decode_paste, encode_paste
 from app.web.record_page import record_page
 
 router = APIRouter(include_in_schema=False)
@@ -43,6 +48,9 @@ class Outcome:
     cards: list[Card]
     problem: str | None = None
     status: int = 200
+    note: str | None = None
+    link: str | None = None
+    """Where the result can be seen again: a link to share."""
 
 
 def _home(
@@ -75,26 +83,68 @@ def home() -> HTMLResponse:
 async def home_match(
     http: Request,
     service: MatchServiceDep,
-    text: Annotated[str, Form()] = "",
-    jax_version: Annotated[str, Form(alias="jaxVersion")] = "",
     fragment: Annotated[bool, Query(description="Only the result, for in-place updates.")] = False,
 ) -> HTMLResponse:
     """The paste form. Without JavaScript the whole page comes back with the result on it.
-    Matching (and the engine, when a case needs it) runs in the process's CPU worker."""
+
+    The form is read here, up to the body limit, rather than by FastAPI, whose parser
+    refuses a field over 1 MiB: a paste that long is read from its end, and stays in the box.
+    """
+    form = await http.form(max_part_size=http.app.state.settings.max_body_bytes)
+    text, jax_version = _field(form, "text"), _field(form, "jaxVersion")
+    outcome = await _match(http, service, text, jax_version)
+    if fragment:
+        return page("_match_result.html", outcome.status, match=outcome)
+    return _home(paste=text, paste_jax=jax_version, match=outcome)
+
+
+@router.get("/match")
+async def shared_match(
+    http: Request,
+    service: MatchServiceDep,
+    paste: Annotated[str, Query(max_length=MAX_LINK_CHARS)] = "",
+    jax_version: Annotated[str, Query(alias="jaxVersion", max_length=40)] = "",
+) -> HTMLResponse:
+    """A result's link: the paste, compressed in the link, is matched again."""
     try:
-        request = MatchRequest(text=text, jaxVersion=jax_version.strip() or None)
+        text = decode_paste(paste)
+    except ProblemError as exc:
+        return _home(paste_jax=jax_version, match=Outcome([], exc.detail, exc.status))
+    return _home(
+        paste=text, paste_jax=jax_version, match=await _match(http, service, text, jax_version)
+    )
+
+
+async def _match(http: Request, service: MatchService, text: str, jax_version: str) -> Outcome:
+    """Match a paste (in the process's CPU worker) into a result with a link of its own."""
+    end = paste_end(text)
+    read = end if end is not None else text
+    notes = []
+    if end is not None:
+        notes.append(
+            f"The paste is over {MAX_PASTE_BYTES // 1024 // 1024} MiB: only its last "
+            f"{len(end):,} characters were read, where a traceback ends with its error."
+        )
+    try:
+        request = MatchRequest(text=read, jaxVersion=jax_version.strip() or None)
         cards = await cpu_bound(
             http,
             lambda: match_cards(service.match(request), service.catalog.records, RELATIVE),
         )
-        outcome = Outcome(cards)
     except ValidationError:
-        outcome = Outcome([], "Paste a traceback or an error message first.", 422)
+        return Outcome([], "Paste a traceback or an error message first.", 422)
     except ProblemError as exc:
-        outcome = Outcome([], exc.detail, exc.status)
-    if fragment:
-        return page("_match_result.html", outcome.status, match=outcome)
-    return _home(paste=text, paste_jax=jax_version, match=outcome)
+        return Outcome([], exc.detail, exc.status)
+    encoded, cut = encode_paste(read)
+    link = RELATIVE.match(paste=encoded, jaxVersion=jax_version.strip() or None)
+    if cut:
+        notes.append("The link to this result holds the paste's last lines only.")
+    return Outcome(cards, note=" ".join(notes) or None, link=link)
+
+
+def _field(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
 
 
 @router.get("/compute")
@@ -111,6 +161,9 @@ async def compute(
     form = ComputeForm(operation, shape, dtype, target_dtype, jax_version)
     if not (operation or shape or dtype):
         return _home(form=form)
+    problems = _form_problems(form)
+    if problems:
+        return _home(form=form, computed=Outcome([], "; ".join(problems), 422))
     try:
         request = ComputeRequest(
             operation=operation or None,
@@ -130,6 +183,32 @@ async def compute(
     return _home(form=form, computed=outcome)
 
 
+def _form_problems(form: ComputeForm) -> list[str]:
+    """Every field the engine refuses, each checked alone: the service stops at the first,
+    and a form should say everything that needs changing at once."""
+    checks: list[tuple[str, Callable[[str], object], str]] = [
+        ("operation", get_operation, form.operation),
+        ("shape", parse_shape, form.shape),
+        ("dtype", parse_dtype, form.dtype),
+    ]
+    if form.targetDtype.strip():
+        checks.append(("targetDtype", parse_dtype, form.targetDtype))
+    problems = []
+    for field, check, value in checks:
+        try:
+            check(value.strip())
+        except AlignmentInputError as exc:
+            problems.append(f"{field}: {exc}")
+    return problems
+
+
+@router.get("/docs")
+def docs(http: Request) -> HTMLResponse:
+    """The OpenAPI document in Swagger UI, served from this service alone: GPU clusters are
+    often cut off from the internet, and a CDN's copy would leave the page blank."""
+    return page("docs.html", openapi_url=http.app.openapi_url)
+
+
 @router.get("/search")
 def search(
     store: StoreDep,
@@ -144,9 +223,9 @@ def search(
 
 
 @router.get("/errors/{key}")
-def record(store: StoreDep, key: str) -> HTMLResponse:
+def record(store: StoreDep, catalog: CatalogDep, key: str) -> HTMLResponse:
     try:
         row = find_record(store, key)
     except NotFound as exc:
         return page("error.html", 404, title="No such error record", detail=exc.detail)
-    return page("record.html", view=record_page(store, row))
+    return page("record.html", view=record_page(store, catalog, row))

@@ -87,6 +87,17 @@ def test_distractors_match_nothing_and_get_suggestions(client: httpx.Client) -> 
     assert 1 <= len(unrelated["suggestions"]) <= 3
 
 
+def test_a_tpu_or_triton_error_is_offered_no_mosaic_gpu_record(client: httpx.Client) -> None:
+    for text in (
+        (FIXTURES / "pastes" / "distractors-tpu-triton.txt").read_text(),
+        "jaxlib.mosaic.MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: memref shape"
+        " must be aligned to tiling (8, 128)",
+        "ValueError: Triton TMA descriptors require the inner dimension in bytes to be a"
+        " multiple of 16 bytes",
+    ):
+        assert match(client, text)["suggestions"] == []
+
+
 def test_bad_pastes(client: httpx.Client) -> None:
     assert_problem(client.post("/api/match", json={"text": ""}), 422, "text")
     binary = client.post(

@@ -19,10 +19,14 @@ from app.chatops.slack import (
     command_text,
     slack_message,
 )
-from app.rendering.cards import Card, FixCard, Quote, Snippet
+from app.rendering.cards import Card, FixCard, Quote, Snippet, match_cards
+from app.rendering.links import Links
 from app.rendering.markdown import code_block, code_span, escape, markdown
 from app.rendering.negotiation import prefers_markdown
+from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
+from app.services.catalog import RecordInfo
+from app.services.match import MatchOut, MatchResponse, ValuesOut, WhyOut
 
 SECRET = "signing-secret"
 NOW = 1_800_000_000
@@ -184,3 +188,67 @@ def test_markdown_limit() -> None:
 )
 def test_markdown_negotiation(accept: str | None, wanted: bool) -> None:
     assert prefers_markdown(accept) is wanted
+
+
+def _unfixed_match(line: str) -> MatchResponse:
+    """A match the engine could not reproduce (no shape or dtype in the paste)."""
+    values = ValuesOut(
+        shape=None,
+        dtype=None,
+        bitwidth=None,
+        elementCount=None,
+        bits=None,
+        bytes=32,
+        memorySpace=None,
+        numbers={},
+        inferred=[],
+    )
+    why = WhyOut(patternId=0, pattern="Got (?P<x>.*)", normalizedLine=line, truncated=False)
+    found = MatchOut(
+        errorId="r1",
+        slug="got-bytes",
+        rule=None,
+        errorClass="NotImplementedError",
+        score=1.0,
+        variant="current",
+        matchedLine=f"NotImplementedError: {line}",
+        lineNumber=1,
+        chainPosition=0,
+        captures={},
+        values=values,
+        operation=None,
+        fix=None,
+        fixUnavailable="the paste does not show the block's shape and dtype",
+        alternatives=[],
+        why=why,
+    )
+    return MatchResponse(matches=[found], exceptions=[], unmatched=[], suggestions=[])
+
+
+def test_an_unfixed_match_is_headed_with_the_pasted_line_unless_it_could_mention() -> None:
+    known = {"r1": RecordInfo("r1", "got-bytes", "Got {bytes=} but {n}", None, None, ())}
+    [plain] = match_cards(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
+    assert plain.title == "NotImplementedError: Got bytes=32 but 128"
+    for line in ("Got <!channel> but 128", "Got @here but 128"):
+        [card] = match_cards(_unfixed_match(line), known, Links(""))
+        assert card.title == "NotImplementedError: Got bytes=… but …"
+
+
+@pytest.mark.parametrize(
+    ("template", "heading"),
+    [
+        (
+            "Got {bytes=} but warpgroup size is {WARPGROUP_SIZE}",
+            "Got bytes=… but warpgroup size is …",
+        ),
+        (
+            "Only byte-aligned shapes are supported. Got shape: {ref.dtype}{ref.shape}",
+            "Only byte-aligned shapes are supported. Got shape: …",
+        ),
+        ("Unsupported memref {{literal braces}}", "Unsupported memref {literal braces}"),
+    ],
+)
+def test_a_template_reads_as_a_heading_with_its_placeholders_elided(
+    template: str, heading: str
+) -> None:
+    assert readable_message(template) == heading

@@ -194,6 +194,14 @@ def test_pastes(name: str, rule_id: str, line_number: int, values: dict[str, obj
         assert getattr(match.values, key) == expected, key
 
 
+def test_a_coloured_paste_is_shown_back_without_its_colour_codes() -> None:
+    match = only_match(
+        match_paste(fixture_text(PASTES / "ipython-warpgroup-ansi.txt"), catalog_index())
+    )
+    assert "\x1b" not in match.matched_line and "[0m" not in match.matched_line
+    assert match.matched_line.lstrip().startswith("NotImplementedError: Only copies")
+
+
 def test_oldest_wording_says_what_it_inferred() -> None:
     text = fixture_text(PASTES / "log-warpgroup-oldest-wording.txt")
     match = only_match(match_paste(text, catalog_index()))

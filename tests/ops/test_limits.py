@@ -52,6 +52,8 @@ def test_expensive_calls_are_posts_to_the_costly_paths_and_below() -> None:
     for path in ("/api/match", "/api/compute/batch", "/chatops/slack", "/"):
         assert is_expensive("POST", path)
     assert not is_expensive("GET", "/api/match")
+    assert is_expensive("GET", "/match")  # a result's link matches its paste again
+    assert not is_expensive("GET", "/")
     assert not is_expensive("POST", "/api/matches")  # a prefix of the name is not enough
     assert not is_expensive("PUT", "/api/errors/abc")
     assert not is_expensive("POST", "/api/errors")

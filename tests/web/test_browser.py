@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-from playwright.sync_api import Page, expect
+import httpx
+from playwright.sync_api import Page, Route, expect
 
 from tests.chatops.chat import traceback
+from tests.conftest import LiveServer
 
 FIRST_RESULT = "#match1-title"
 WARPGROUP_RECORD = "/errors/only-copies-transferring-a-number-of-bytes-divisib"
@@ -65,12 +67,12 @@ def test_without_javascript_the_form_posts_and_the_result_is_on_the_page(
     expect(plain_page.get_by_role("button", name="Copy after")).to_be_hidden()
 
 
-def test_a_record_page_shows_errata_corrections_first_without_javascript(
+def test_a_record_page_says_what_it_means_then_errata_corrections_without_javascript(
     plain_page: Page,
 ) -> None:
     plain_page.goto(WARPGROUP_RECORD)
     headings = plain_page.get_by_role("heading", level=2).all_inner_texts()
-    assert headings[:3] == ["errata’s corrections", "Error message", "What it means"]
+    assert headings[:3] == ["What it means", "errata’s corrections", "Error message"]
     for section in ("Source", "Solutions", "Example fix", "Defensive patterns", "Related errors"):
         assert section in headings
     box = plain_page.get_by_role("complementary", name="errata’s corrections")
@@ -106,3 +108,145 @@ def test_search_lists_records_with_links(plain_page: Page) -> None:
     link = plain_page.get_by_role("link", name="Only copies transferring a number of bytes")
     link.first.click()
     expect(plain_page.get_by_role("heading", level=1)).to_contain_text("Only copies transferring")
+
+
+def test_the_api_docs_load_with_no_request_leaving_the_machine(
+    page: Page, live_server: LiveServer
+) -> None:
+    """Swagger UI and everything it loads come from errata itself: on a cluster without
+    internet the page is the same. Requests elsewhere are recorded and refused."""
+    outside: list[str] = []
+
+    def only_errata(route: Route) -> None:
+        url = route.request.url
+        if url.startswith((live_server.base_url + "/", "data:")):
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+
+    page.context.route("**/*", only_errata)
+    page.goto("/docs")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("errata")
+    expect(page.locator(".opblock-summary-path", has_text="/api/match").first).to_be_visible()
+    assert outside == []
+
+
+def test_an_answer_is_headed_with_the_users_line_and_a_record_with_its_values_elided(
+    page: Page,
+) -> None:
+    paste = page.get_by_label("Traceback, log or error message")
+    result = page.locator("#match-result")
+    page.goto("/")
+    paste.fill(traceback("MGPU-TMA-BOX-256"))
+    page.get_by_role("button", name="Find the error").click()
+    expect(result.locator(FIRST_RESULT)).to_have_text(
+        "ValueError: Async copies only support copying <=256 elements along each dimension,"
+        " got (512,)"
+    )
+    line = (
+        "Only copies transferring a number of bytes divisible by the warpgroup size are"
+        " supported. Got bytes=32 but warpgroup size is 128"
+    )
+    paste.fill(line)
+    page.get_by_role("button", name="Find the error").click()
+    expect(result.locator(FIRST_RESULT)).to_have_text(f"NotImplementedError: {line}")
+    page.goto(WARPGROUP_RECORD)
+    title = page.get_by_role("heading", level=1)
+    expect(title).to_contain_text("Got bytes=… but warpgroup size is …")
+    expect(page).to_have_title(re.compile(r"^[^{}]+$"))
+    expect(page.locator("pre.message")).to_contain_text("Got {bytes=} but warpgroup size is")
+
+
+def test_record_pages_fit_a_phone_without_scrolling_sideways(
+    phone_page: Page, client: httpx.Client
+) -> None:
+    records = client.get("/api/errors", params={"limit": 200}).json()["items"]
+    assert len(records) >= 25
+    for record in records:
+        phone_page.goto(f"/errors/{record['id']}")
+        width = phone_page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"/errors/{record['id']} is {width} px wide"
+
+
+def _luminance(css_colour: str) -> float:
+    red, green, blue = (int(part) / 255 for part in re.findall(r"\d+", css_colour)[:3])
+    linear = [
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (red, green, blue)
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(first: str, second: str) -> float:
+    light, dark = sorted((_luminance(first), _luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_a_dark_system_gets_dark_pages_that_stay_readable(dark_page: Page) -> None:
+    dark_page.goto(WARPGROUP_RECORD)
+    colours = dark_page.evaluate(
+        """() => {
+          const style = (selector, property) =>
+            getComputedStyle(document.querySelector(selector))[property];
+          return {
+            background: style("body", "backgroundColor"),
+            text: style("body", "color"),
+            link: style("main a", "color"),
+            boxText: style(".errata-box p", "color"),
+            box: style(".errata-box", "backgroundColor"),
+            code: style("pre", "backgroundColor"),
+            codeText: style("pre code", "color"),
+          };
+        }"""
+    )
+    assert _luminance(colours["background"]) < 0.05, colours
+    assert _contrast(colours["text"], colours["background"]) >= 7
+    assert _contrast(colours["link"], colours["background"]) >= 4.5
+    assert _contrast(colours["boxText"], colours["box"]) >= 4.5
+    assert _contrast(colours["codeText"], colours["code"]) >= 4.5
+
+
+def test_copy_buttons_work_without_the_clipboard_api_on_plain_http(page: Page) -> None:
+    """On http://host:8000 (not a secure context) browsers give no navigator.clipboard."""
+    page.context.add_init_script("delete Navigator.prototype.clipboard;")
+    page.goto("/")
+    page.get_by_label("Traceback, log or error message").fill(traceback("MGPU-COPY-INTEGER-BYTES"))
+    page.get_by_role("button", name="Find the error").click()
+    copy = page.locator("#match-result").get_by_role("button", name="Copy after").first
+    expect(copy).to_be_visible()
+    copy.click()
+    selected = page.evaluate("window.getSelection().toString()")
+    assert selected == "plgpu.SMEM((256,), jnp.int4)"
+    expect(page.get_by_role("status").filter(has_text=re.compile("Copied|selected"))).to_have_count(
+        1
+    )
+
+
+def test_a_matched_paste_has_a_link_that_shows_the_result_again(page: Page) -> None:
+    page.goto("/")
+    page.get_by_label("Traceback, log or error message").fill(traceback("MGPU-COPY-INTEGER-BYTES"))
+    page.get_by_role("button", name="Find the error").click()
+    link = page.get_by_role("link", name="Link to this result")
+    href = link.get_attribute("href")
+    assert href and href.startswith("/match?paste=") and len(href) < 6100
+    page.context.clear_cookies()
+    fresh = page.context.new_page()
+    fresh.goto(href)
+    expect(fresh.locator(FIRST_RESULT)).to_have_text(
+        "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    )
+    expect(fresh.locator("#match1-fix1-code2")).to_have_text("plgpu.SMEM((256,), jnp.int4)")
+    expect(fresh.get_by_label("Traceback, log or error message")).to_contain_text(
+        "Can only transfer integer bytes"
+    )
+    fresh.close()
+
+
+def test_a_paste_over_the_body_limit_gets_the_problem_page_not_a_page_in_the_result(
+    page: Page,
+) -> None:
+    page.goto("/")
+    page.get_by_label("Traceback, log or error message").fill("x" * (5 << 20))
+    page.get_by_role("button", name="Find the error").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Payload too large")
+    expect(page.locator("header.site-header")).to_have_count(1)

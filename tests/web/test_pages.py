@@ -16,6 +16,7 @@ PAGES = [
     "/compute?operation=copy_gmem_to_smem&shape=7&dtype=int4",
     "/errors/225d0e9c2ee22311",
     "/errors/no-such-record",
+    "/docs",
 ]
 
 
@@ -120,3 +121,75 @@ def test_a_0d_block_is_answered_on_the_compute_page(client: httpx.Client) -> Non
     assert page.status_code == 200
     assert page.headers["content-type"] == HTML
     assert "Got bytes=4 but warpgroup size is 128" in page.text
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def test_a_paste_over_the_limit_is_read_from_its_end_and_stays_in_the_box(
+    client: httpx.Client,
+) -> None:
+    noise = "".join(f"log line {number}: nothing to see here\n" for number in range(40_000))
+    paste = noise + traceback("MGPU-COPY-INTEGER-BYTES")
+    assert len(paste.encode()) > 1 << 20
+    response = client.post("/", data={"text": paste}, headers={"Accept": BROWSER_ACCEPT})
+    assert response.status_code == 200
+    assert response.headers["content-type"] == HTML
+    assert "The paste is over 1 MiB: only its last" in response.text
+    assert "Can only transfer integer bytes (shape=[7], dtype=i4)" in response.text
+    assert "log line 0: nothing to see here" in response.text  # the whole paste, to edit
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("GET", "/no-such-page", None, 404),
+        ("GET", "/search?q=" + "w" * 600, None, 422),
+        ("POST", "/", "text=" + "x" * (5 << 20), 413),
+    ],
+)
+def test_a_browser_is_answered_with_a_page_and_a_program_with_a_problem(
+    client: httpx.Client, method: str, path: str, body: str | None, status: int
+) -> None:
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    for accept, kind in ((BROWSER_ACCEPT, HTML), ("*/*", "application/problem+json")):
+        response = client.request(method, path, content=body, headers={**form, "Accept": accept})
+        assert (response.status_code, response.headers["content-type"]) == (status, kind)
+    page = client.request(method, path, content=body, headers={**form, "Accept": BROWSER_ACCEPT})
+    assert re.search(r"<h1>[^<]+</h1>", page.text)
+    assert '<p class="problem">' in page.text
+    assert page.headers["content-security-policy"]
+
+
+def test_the_api_answers_problems_as_json_to_a_browser_too(client: httpx.Client) -> None:
+    response = client.get("/api/no-such-route", headers={"Accept": BROWSER_ACCEPT})
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/problem+json"
+
+
+def test_related_errors_are_few_and_related_for_a_reason(client: httpx.Client) -> None:
+    page = client.get("/errors/225d0e9c2ee22311").text
+    section = page[
+        page.index('id="related-title"') : page.index(
+            "</section>", page.index('id="related-title"')
+        )
+    ]
+    items = re.findall(
+        r'<li><a href="[^"]+">[^<]+</a> <span class="meta">([^<]+)</span></li>', section
+    )
+    assert 1 <= len(items) <= 6
+    for reasons in items:
+        assert "tag jax" not in reasons and "tag pallas" not in reasons
+        assert "tag mosaic-gpu" not in reasons and "tag alignment" not in reasons
+    assert any("checked next in copy_gmem_to_smem" in reasons for reasons in items)
+
+
+def test_the_compute_form_names_every_invalid_field_at_once(client: httpx.Client) -> None:
+    response = client.get(
+        "/compute", params={"operation": "nope", "shape": "x", "dtype": "int5", "targetDtype": "zz"}
+    )
+    assert response.status_code == 422
+    problem = re.search(r'<p class="problem" role="alert">([^<]+)</p>', response.text)
+    assert problem is not None
+    for field in ("operation:", "shape:", "dtype:", "targetDtype:"):
+        assert field in problem.group(1)

@@ -8,22 +8,47 @@
   status.setAttribute("role", "status");
   document.body.appendChild(status);
 
-  function enableCopyButtons(root) {
-    if (!navigator.clipboard) {
-      return; // the clipboard needs a secure context; the code stays selectable
+  function copied(label) {
+    label.nodeValue = "Copied";
+    status.textContent = "Copied to the clipboard";
+    setTimeout(function () { label.nodeValue = "Copy"; }, 2000);
+  }
+
+  // Outside a secure context (plain http://host:8000) there is no navigator.clipboard:
+  // select the code and ask the browser to copy the selection; if it will not, the code
+  // stays selected for the reader's own Ctrl+C.
+  function copySelection(code, label) {
+    var range = document.createRange();
+    range.selectNodeContents(code);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    var done = false;
+    try {
+      done = document.execCommand("copy");
+    } catch (error) {
+      done = false;
     }
+    if (done) {
+      copied(label);
+    } else {
+      status.textContent = "The code is selected: press Ctrl+C to copy it";
+    }
+  }
+
+  function enableCopyButtons(root) {
     root.querySelectorAll("button.copy[data-copy]").forEach(function (button) {
       var label = button.firstChild;
       button.hidden = false;
       button.addEventListener("click", function () {
         var code = document.getElementById(button.dataset.copy);
+        if (!navigator.clipboard) {
+          copySelection(code, label);
+          return;
+        }
         navigator.clipboard.writeText(code.textContent).then(
-          function () {
-            label.nodeValue = "Copied";
-            status.textContent = "Copied to the clipboard";
-            setTimeout(function () { label.nodeValue = "Copy"; }, 2000);
-          },
-          function () { status.textContent = "Could not copy: select the code instead"; }
+          function () { copied(label); },
+          function () { copySelection(code, label); }
         );
       });
     });
@@ -42,7 +67,8 @@
       })
         .then(function (response) {
           var type = response.headers.get("content-type") || "";
-          if (type.indexOf("text/html") !== 0) {
+          // A body over the limit or too many requests get a whole page, not a fragment.
+          if (type.indexOf("text/html") !== 0 || response.status === 413 || response.status === 429) {
             throw new Error("not a result fragment");
           }
           return response.text();
