@@ -221,6 +221,7 @@ def _unfixed_match(line: str) -> MatchResponse:
         fixUnavailable="the paste does not show the block's shape and dtype",
         alternatives=[],
         why=why,
+        userFrame=None,
     )
     return MatchResponse(matches=[found], exceptions=[], unmatched=[], suggestions=[])
 
