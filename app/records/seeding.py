@@ -31,7 +31,8 @@ def prepare_database(
     if summary.failed:
         raise SeedError("; ".join(str(issue) for issue in summary.issues))
     log.info(
-        "loaded the seeds: %d records and %d annotations (errata's corrections) added",
+        "loaded the seeds: %d records and %d annotations (errata's corrections, and the"
+        " mined facts of curated records' sites) added",
         summary.added - summary.annotations_added,
         summary.annotations_added,
     )

@@ -66,5 +66,5 @@ def test_the_seed_line_says_how_many_records_and_annotations_it_added(
     annotations = len(list((REPO_ROOT / "data" / "annotations").glob("*.json")))
     assert seeded["event"] == (
         f"loaded the seeds: {records} records and {annotations} annotations"
-        " (errata's corrections) added"
+        " (errata's corrections, and the mined facts of curated records' sites) added"
     )
