@@ -69,8 +69,14 @@ def describe_validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[
 def install(app: FastAPI) -> None:
     @app.exception_handler(ProblemError)
     async def _problem(request: Request, exc: ProblemError) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
         return problem_response(
-            exc.status, exc.title, exc.detail, instance=request.url.path, errors=exc.errors
+            exc.status,
+            exc.title,
+            exc.detail,
+            instance=request.url.path,
+            headers=headers,
+            errors=exc.errors,
         )
 
     @app.exception_handler(RequestValidationError)
