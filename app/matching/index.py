@@ -115,7 +115,11 @@ class PatternIndex:
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
-        self._by_record: dict[str, tuple[int, ...]] | None = None
+        # Built with the index (off the request path), for overlays that hide records.
+        by_record: dict[str, list[int]] = {}
+        for number, entry in enumerate(entries):
+            by_record.setdefault(entry.record_id, []).append(number)
+        self._by_record = {key: tuple(value) for key, value in by_record.items()}
 
     @classmethod
     def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
@@ -156,14 +160,8 @@ class PatternIndex:
         return len(self.entries)
 
     def entries_of(self, record_id: str) -> tuple[int, ...]:
-        """The numbers of a record's entries (a map built on first use)."""
-        by_record = self._by_record
-        if by_record is None:
-            found: dict[str, list[int]] = {}
-            for number, entry in enumerate(self.entries):
-                found.setdefault(entry.record_id, []).append(number)
-            by_record = self._by_record = {key: tuple(value) for key, value in found.items()}
-        return by_record.get(record_id, ())
+        """The numbers of a record's entries."""
+        return self._by_record.get(record_id, ())
 
     def search(self, texts: Sequence[str]) -> list[Hit]:
         """Every (entry, text) where the entry's pattern matches, ordered by text then entry."""

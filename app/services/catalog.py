@@ -93,12 +93,16 @@ class Catalog:
         patterns: AnyIndex,
         rule_records: dict[str, str | None],
         version: int,
+        live_records: int | None = None,
     ) -> None:
+        """``live_records``: how many are not retired, when the caller knows."""
         self.records = records  # retired ones too: they can still be computed by id
         self.patterns = patterns
         self.rule_records = rule_records
         self.version = version
-        self.live_records = sum(not info.retired for info in records.values())
+        if live_records is None:
+            live_records = sum(not info.retired for info in records.values())
+        self.live_records = live_records
         self._live: tuple[list[str], list[str]] | None = None  # messages and ids, on first use
         # Answers worked out from this catalog (a compute's, by its case), kept with it
         # because they change with it: the records they name come from it.
@@ -136,8 +140,13 @@ class Catalog:
             PatternIndex.build([*kept, *changes.entries]),
             replaced | changes.records.keys(),
         )
+        live = self.live_records + sum(
+            (info.retired is False) - (old is not None and old.retired is False)
+            for record_id, info in changes.records.items()
+            for old in [self.records.get(record_id)]
+        )
         records = {**self.records, **changes.records}
-        return Catalog(records, patterns, rule_records, changes.version)
+        return Catalog(records, patterns, rule_records, changes.version, live)
 
     @property
     def overlaid_entries(self) -> int:
