@@ -9,9 +9,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, delete, func, insert, or_, select, update
+from sqlalchemy import Select, Table, delete, func, insert, or_, select, update
 from sqlalchemy import text as sql
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
@@ -33,6 +33,8 @@ LOOKUP_CHUNK = 500
 # waits its busy timeout), and the Retry-After it then suggests.
 WRITE_LOCK_WAIT_S = 10
 WRITE_LOCK_RETRY_AFTER_S = 2
+_RECORDS = cast(Table, RecordRow.__table__)
+_TAGS = cast(Table, RecordTag.__table__)
 _VERSION = select(StoreState.version).where(StoreState.id == 1)  # built once: read often
 
 
@@ -337,8 +339,8 @@ class RecordStore:
         bulk, without loading any row); their tags replaced."""
         inserts = [columns for record_id, (columns, _) in rows.items() if record_id in added]
         updates = [columns for record_id, (columns, _) in rows.items() if record_id not in added]
-        if inserts:
-            self.session.execute(insert(RecordRow), inserts)
+        if inserts:  # plain Core: the ORM's bulk insert costs more than the statement
+            self.session.execute(insert(_RECORDS), inserts)
         if updates:
             self.session.execute(update(RecordRow), updates)
             for start in range(0, len(updates), LOOKUP_CHUNK):
@@ -350,7 +352,7 @@ class RecordStore:
             for tag in record_tags
         ]
         if tags:
-            self.session.execute(insert(RecordTag), tags)
+            self.session.execute(insert(_TAGS), tags)
         # Rows this session may hold were written behind its back.
         self.session.expire_all()
 
