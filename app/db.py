@@ -25,6 +25,7 @@ NAMING_CONVENTION = {
 
 # Seconds to wait for a new PostgreSQL connection, and for a free one from a busy pool.
 CONNECT_TIMEOUT_S = 5
+SQLITE_CACHE_KIB = 64 * 1024
 POOL_TIMEOUT_S = 10
 
 
@@ -77,6 +78,9 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
+    # 64 MiB of page cache, not 2: an import's inserts land all over a dozen indexes, and
+    # with the default every other one read a page back from disk (100,000 records: 2 min).
+    cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
     cursor.close()
 
 
