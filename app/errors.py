@@ -11,10 +11,17 @@ class ProblemError(Exception):
     status = 400
     title = "Bad request"
 
-    def __init__(self, detail: str, *, errors: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        retry_after: int | None = None,
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
         self.errors = errors or []
+        self.retry_after = retry_after  # seconds, sent as Retry-After
 
 
 class NotFound(ProblemError):
@@ -40,6 +47,13 @@ class Unauthorized(ProblemError):
 class Forbidden(ProblemError):
     status = 403
     title = "Forbidden"
+
+
+class WritesBusy(ProblemError):
+    """Another write held the store too long: the client may retry, the database is fine."""
+
+    status = 409
+    title = "Conflict"
 
 
 class ServiceUnavailable(ProblemError):

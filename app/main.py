@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -23,10 +24,11 @@ from app.observability.logs import configure_logging, flush_access_log
 from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
-from app.services.catalog import CatalogCache
+from app.services.catalog import DATABASE_UNAVAILABLE, CatalogCache
 from app.web import routes as web
 from app.web.pages import STATIC_DIR, SWAGGER_UI_DIR, problem_page
 
+log = logging.getLogger(__name__)
 # Record answers (GET /api/errors/{id}) each process remembers: a few KB each.
 RECORD_ANSWERS = 1024
 
@@ -43,6 +45,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.cpu_turns = cpu_turns()
         if settings.prepare_database:
             prepare_database(settings, engine, app.state.session_factory)
+        # Built before the first request (and /readyz) is answered; if the database cannot be
+        # read now, the first request that needs the catalog builds it.
+        try:
+            app.state.catalog.current()
+        except DATABASE_UNAVAILABLE:
+            log.warning("catalog not built at start: database unreachable")
         yield
         flush_access_log()
         engine.dispose()

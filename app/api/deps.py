@@ -15,6 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.api.headers import STALE_HEADER, add_response_header
 from app.api.offload import SharedRun
 from app.api.tokens import token_allowed
 from app.config import Settings
@@ -56,11 +57,14 @@ StoreDep = Annotated[RecordStore, Depends(get_store, scope="function")]
 
 
 async def get_catalog(request: Request) -> Catalog:
-    """The process's catalog; reading the version or rebuilding is database work, done in
-    the thread pool, so a request that finds the catalog current needs no thread at all.
+    """The process's catalog. A request never waits for the database unless a write through
+    this process came after the catalog was last checked (so that a writer's next match
+    sees its write): otherwise, when the version reading has aged, the catalog held
+    answers while one run in the thread pool reads the version and catches up.
 
-    The requests that find the reading stale together share one such run, unless a write
-    through this process came between: a run begun before the write may miss it.
+    The requests that wait share one such run, unless a write through this process came
+    between: a run begun before the write may miss it. While the database is unreachable
+    the answer says the catalog may be stale (``X-Catalog-Stale``).
 
     The match and compute endpoints call this themselves: on them, FastAPI's resolving of
     a dependency costs more than the lookup.
@@ -70,7 +74,18 @@ async def get_catalog(request: Request) -> Catalog:
     if catalog is not None:
         return catalog
     refresh: SharedRun = request.app.state.catalog_refresh
-    return await refresh.run(cache.generation, cache.current)
+    catalog = cache.held()
+    if catalog is None:
+        catalog = await refresh.run(cache.generation, cache.current)
+    else:
+        refresh.start(cache.generation, cache.current)
+    if cache.unreachable:
+        add_response_header(
+            request,
+            STALE_HEADER,
+            f"database unreachable; catalog of store version {catalog.version}",
+        )
+    return catalog
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]

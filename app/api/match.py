@@ -44,7 +44,7 @@ _JAX_VERSION_PARAMETER = {
     summary="Find known errors in a pasted traceback",
     responses=MARKDOWN_ANSWER,
     openapi_extra={
-        **json_body(MatchRequest, {"text/plain": {"schema": {"type": "string"}}}),
+        **json_body(MatchRequest, {"text/plain": {"schema": {"type": "string", "minLength": 1}}}),
         "parameters": [_JAX_VERSION_PARAMETER],
     },
 )

@@ -69,9 +69,13 @@ class SharedRun:
         self._running: tuple[Hashable, asyncio.Future[Any]] | None = None
 
     async def run(self, key: Hashable, work: Callable[[], T]) -> T:
+        # One caller's cancellation must not cancel the run the others wait for.
+        return cast(T, await asyncio.shield(self.start(key, work)))
+
+    def start(self, key: Hashable, work: Callable[[], T]) -> asyncio.Future[Any]:
+        """The run under way for ``key``, else a new one; for a caller that need not wait."""
         running = self._running
         if running is None or running[0] != key or running[1].done():
             running = (key, asyncio.ensure_future(run_in_threadpool(work)))
             self._running = running
-        # One caller's cancellation must not cancel the run the others wait for.
-        return cast(T, await asyncio.shield(running[1]))
+        return running[1]

@@ -106,7 +106,10 @@ def install(app: FastAPI, page: ProblemPage | None = None) -> None:
 
     @app.exception_handler(ProblemError)
     async def _problem(request: Request, exc: ProblemError) -> Response:
-        return problem_for(request.scope, exc.status, exc.title, exc.detail, errors=exc.errors)
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+        return problem_for(
+            request.scope, exc.status, exc.title, exc.detail, headers=headers, errors=exc.errors
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:

@@ -11,7 +11,7 @@ from starlette.datastructures import State
 from app.api.deps import CuratorDep, StoreDep
 from app.api.offload import SharedRun
 from app.db import transaction
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput, NotFound, invalid_field
 from app.knowledge.releases import RELEASE_PATTERN
 from app.records.importer import decode, import_text
 from app.records.models import RecordRow
@@ -22,16 +22,26 @@ from app.records.schema import (
     RecordEnvelope,
     RecordPage,
     RecordSummary,
+    RecordWrite,
     RelatedRecord,
     RelatedRecords,
+    import_body_schema,
 )
-from app.records.store import MAX_PAGE_SIZE, Outcome, RecordFilters, RecordStore
-from app.records.validation import RecordInvalid, validate_record
+from app.records.store import (
+    CURSOR_PATTERN,
+    MAX_PAGE_SIZE,
+    Outcome,
+    RecordFilters,
+    RecordStore,
+)
+from app.records.validation import RecordInvalid, check_dataset_version, validate_record
 from app.records.version_watch import VersionedLRU
 
 router = APIRouter(prefix="/api/errors", tags=["records"])
 import_router = APIRouter(prefix="/api", tags=["records"])
 
+# A document of text (JSON Lines, a rendered page): anything but blank.
+NON_EMPTY_TEXT = {"type": "string", "pattern": r"\S"}
 RecordId = Annotated[str, Path(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])]
 
 
@@ -88,7 +98,7 @@ def list_records(
     ] = None,
     include_retired: Annotated[bool, Query(alias="includeRetired")] = False,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=200, pattern=CURSOR_PATTERN)] = None,
 ) -> RecordPage:
     filters = RecordFilters(
         q=q,
@@ -199,10 +209,7 @@ def put_record(
     store: StoreDep,
     response: Response,
     record_id: RecordId,
-    body: Annotated[
-        RecordEnvelope,
-        Body(description="The envelope as GET returns it; set record.retired to retire a record."),
-    ],
+    body: Annotated[RecordWrite, Body()],
 ) -> RecordEnvelope:
     record: dict[str, Any] = {"id": record_id, **body.record}
     if record["id"] != record_id:
@@ -211,13 +218,14 @@ def put_record(
             errors=[{"field": "record.id", "message": "must match the path"}],
         )
     try:
+        dataset_version = check_dataset_version(body.datasetVersion)
+    except RecordInvalid as exc:
+        raise invalid_field("datasetVersion", exc.message) from None
+    try:
         valid = validate_record(record)
     except RecordInvalid as exc:
-        raise InvalidInput(
-            f"record.{exc.field}: {exc.message}" if exc.field else exc.message,
-            errors=[{"field": f"record.{exc.field}", "message": exc.message}],
-        ) from None
-    if store.upsert(valid, body.datasetVersion, keep_newer=False) is Outcome.ADDED:
+        raise invalid_field(f"record.{exc.field}" if exc.field else "record", exc.message) from None
+    if store.upsert(valid, dataset_version, keep_newer=False) is Outcome.ADDED:
         response.status_code = 201
     return envelope(store.get(record_id))
 
@@ -233,9 +241,9 @@ def put_record(
             "description": "An envelope, a bare record, a JSON array of either, JSON Lines, "
             "or a rendered text page. One transaction: a bad document writes nothing.",
             "content": {
-                "application/json": {"schema": {"type": "object"}},
-                "application/x-ndjson": {"schema": {"type": "string"}},
-                "text/plain": {"schema": {"type": "string"}},
+                "application/json": {"schema": import_body_schema()},
+                "application/x-ndjson": {"schema": NON_EMPTY_TEXT},
+                "text/plain": {"schema": NON_EMPTY_TEXT},
             },
         }
     },

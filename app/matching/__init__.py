@@ -4,7 +4,14 @@ Plain Python (no web framework): the service layer maps these dataclasses to its
 ``PasteTooLarge`` to 413 and ``UnreadablePaste`` to 422, and attaches the fixes.
 """
 
-from app.matching.index import Hit, PatternEntry, PatternIndex, SkippedEntry
+from app.matching.index import (
+    AnyIndex,
+    Hit,
+    OverlaidIndex,
+    PatternEntry,
+    PatternIndex,
+    SkippedEntry,
+)
 from app.matching.matcher import FoundException, Match, MatchReport, match_paste
 from app.matching.normalize import (
     MAX_PASTE_BYTES,
@@ -21,12 +28,14 @@ from app.matching.values import TypedValues, ValueSource, find_value_sources, ty
 
 __all__ = [
     "MAX_PASTE_BYTES",
+    "AnyIndex",
     "ExceptionRecord",
     "FoundException",
     "Hit",
     "Match",
     "MatchReport",
     "NormalizedPaste",
+    "OverlaidIndex",
     "PasteError",
     "PasteTooLarge",
     "PatternEntry",

@@ -17,11 +17,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import accumulate, repeat
 from operator import add
-from typing import Any
+from typing import Any, overload
 
 import ahocorasick
 
@@ -115,6 +115,11 @@ class PatternIndex:
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
+        # Built with the index (off the request path), for overlays that hide records.
+        by_record: dict[str, list[int]] = {}
+        for number, entry in enumerate(entries):
+            by_record.setdefault(entry.record_id, []).append(number)
+        self._by_record = {key: tuple(value) for key, value in by_record.items()}
 
     @classmethod
     def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
@@ -153,6 +158,10 @@ class PatternIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def entries_of(self, record_id: str) -> tuple[int, ...]:
+        """The numbers of a record's entries."""
+        return self._by_record.get(record_id, ())
 
     def search(self, texts: Sequence[str]) -> list[Hit]:
         """Every (entry, text) where the entry's pattern matches, ordered by text then entry."""
@@ -326,3 +335,75 @@ def _coverage(literals: Sequence[str], seen: str) -> float:
         present += max((k for k in range(len(run), 0, -1) if seen.endswith(run[:k])), default=0)
         break
     return present / total if total else 0.0
+
+
+class OverlaidIndex:
+    """A built index with some records' patterns replaced, without rebuilding it.
+
+    The base's entries of ``replaced`` records are left out and ``overlay``'s entries (a
+    small index of the records written since the base was built) are numbered after the
+    base's. Answers are those of one index built over the same entries: replacing one
+    record of 100,000 costs an index of its own few patterns.
+    """
+
+    def __init__(self, base: PatternIndex, overlay: PatternIndex, replaced: frozenset[str]):
+        self.base = base
+        self.overlay = overlay
+        self.replaced = replaced
+        self._offset = len(base.entries)
+        self._hidden = frozenset(
+            number for record_id in replaced for number in base.entries_of(record_id)
+        )
+        self.entries: Sequence[PatternEntry] = _Joined(base.entries, overlay.entries)
+
+    def __len__(self) -> int:
+        return len(self.base) - len(self._hidden) + len(self.overlay)
+
+    def search(self, texts: Sequence[str]) -> list[Hit]:
+        hits = self._merge(self.base.search(texts), self.overlay.search(texts))
+        return sorted(hits, key=lambda hit: (hit.text, hit.entry))
+
+    def search_truncated(self, text: str) -> list[Hit]:
+        hits = self._merge(self.base.search_truncated(text), self.overlay.search_truncated(text))
+        return sorted(hits, key=lambda hit: hit.entry)
+
+    def pattern(self, entry: int) -> str:
+        if entry < self._offset:
+            return self.base.pattern(entry)
+        return self.overlay.pattern(entry - self._offset)
+
+    def specificity(self, entry: int) -> tuple[int, int]:
+        if entry < self._offset:
+            return self.base.specificity(entry)
+        return self.overlay.specificity(entry - self._offset)
+
+    def _merge(self, base: list[Hit], overlay: list[Hit]) -> list[Hit]:
+        kept = [hit for hit in base if hit.entry not in self._hidden]
+        return kept + [replace(hit, entry=hit.entry + self._offset) for hit in overlay]
+
+
+AnyIndex = PatternIndex | OverlaidIndex
+
+
+class _Joined(Sequence[PatternEntry]):
+    """Two tuples of entries read as one, without copying the larger."""
+
+    def __init__(self, first: Sequence[PatternEntry], second: Sequence[PatternEntry]) -> None:
+        self._first = first
+        self._second = second
+
+    def __len__(self) -> int:
+        return len(self._first) + len(self._second)
+
+    @overload
+    def __getitem__(self, index: int) -> PatternEntry: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[PatternEntry]: ...
+    def __getitem__(self, index: int | slice) -> PatternEntry | Sequence[PatternEntry]:
+        if isinstance(index, slice):
+            return (*self._first, *self._second)[index]
+        if index < 0:
+            index += len(self)
+        if index < len(self._first):
+            return self._first[index]
+        return self._second[index - len(self._first)]

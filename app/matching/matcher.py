@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
-from app.matching.index import Hit, PatternIndex
+from app.matching.index import AnyIndex, Hit
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
     ExceptionRecord,
@@ -116,9 +116,7 @@ class _Candidate:
     explains_all: bool = False  # the pattern accounts for the whole message
 
 
-def match_paste(
-    text: str | bytes, index: PatternIndex, jax_version: str | None = None
-) -> MatchReport:
+def match_paste(text: str | bytes, index: AnyIndex, jax_version: str | None = None) -> MatchReport:
     """Find the known errors in ``text``. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
     paste = normalize(text)
     reading = read_exceptions(paste.lines)
@@ -187,7 +185,7 @@ def _in_messages(
 def _in_cut_messages(
     records: Sequence[ExceptionRecord],
     joined: Sequence[str],
-    index: PatternIndex,
+    index: AnyIndex,
     explained: set[tuple[str, int]],
 ) -> list[_Candidate]:
     """Exceptions that no pattern explains in full, tried as messages cut off part-way."""
@@ -212,7 +210,7 @@ def _location(record: ExceptionRecord | None) -> float:
 
 
 def _in_loose_lines(
-    lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: PatternIndex
+    lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: AnyIndex
 ) -> list[_Candidate]:
     """The hits in the loose lines (text ``first`` is ``loose[0]``), then those lines cut
     off part-way."""
@@ -239,7 +237,7 @@ def _possibly_cut(lines: Sequence[str], numbers: Sequence[int]) -> Sequence[int]
 
 def _best_per_error(
     candidates: Sequence[_Candidate],
-    index: PatternIndex,
+    index: AnyIndex,
     paste: NormalizedPaste,
     version: tuple[int, ...] | None,
 ) -> tuple[Match, ...]:
@@ -281,7 +279,7 @@ def _match(
     candidate: _Candidate,
     score: float,
     alternatives: tuple[str, ...],
-    index: PatternIndex,
+    index: AnyIndex,
     paste: NormalizedPaste,
     sources: Callable[[], Sequence[ValueSource]],
     frame: UserFrame | None,

@@ -21,7 +21,14 @@ from app.db import transaction
 from app.errors import InvalidInput
 from app.records.pages import PageParseError, parse_page
 from app.records.store import Outcome, RecordStore
-from app.records.validation import RecordInvalid, validate_annotation, validate_record
+from app.records.validation import (
+    RecordInvalid,
+    ValidAnnotation,
+    ValidRecord,
+    check_dataset_version,
+    validate_annotation,
+    validate_record,
+)
 
 
 @dataclass(frozen=True)
@@ -90,19 +97,26 @@ class Incoming:
 def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
     """Validate and upsert every record of one document; ImportFailed on the first bad one."""
     summary = ImportSummary()
+    records: list[tuple[ValidRecord, str | None]] = []
+    annotations: list[ValidAnnotation] = []
+    # Everything is validated before anything is written, so the store is locked against
+    # other writers only while this document's rows are written, in a few batched statements.
     for incoming in read_documents(text, source, resolve_sha=store.full_sha):
         try:
             if incoming.is_annotation:
-                outcome = store.upsert_annotation(validate_annotation(incoming.record))
+                annotations.append(validate_annotation(incoming.record))
             else:
-                record = validate_record(incoming.record)
-                outcome = store.upsert(record, incoming.dataset_version)
+                records.append((validate_record(incoming.record), incoming.dataset_version))
         except RecordInvalid as exc:
             raise ImportFailed(
                 ImportIssue(source, incoming.location, exc.field, exc.message)
             ) from None
+    for outcome in store.upsert_many(records):
         summary.count(outcome)
-        if incoming.is_annotation and outcome is Outcome.ADDED:
+    for annotation in annotations:
+        outcome = store.upsert_annotation(annotation)
+        summary.count(outcome)
+        if outcome is Outcome.ADDED:
             summary.annotations_added += 1
     return summary
 
@@ -186,7 +200,7 @@ def read_documents(
             raise ImportFailed(ImportIssue(source, location, exc.field, exc.reason)) from None
         return
     try:
-        document = json.loads(text)
+        document = _loads(text, source, None)
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
             yield from _json_lines(text, source)
@@ -208,7 +222,7 @@ def _json_lines(text: str, source: str) -> Iterator[Incoming]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = _loads(line, source, f"line {number}")
         except json.JSONDecodeError as exc:
             raise ImportFailed(
                 ImportIssue(
@@ -218,15 +232,24 @@ def _json_lines(text: str, source: str) -> Iterator[Incoming]:
         yield _unwrap(item, source, f"line {number}")
 
 
+def _loads(text: str, source: str, location: str | None) -> Any:
+    """``json.loads``, with nesting too deep for the parser refused as the document's fault."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ImportFailed(
+            ImportIssue(source, location, None, "invalid JSON: nested too deeply")
+        ) from None
+
+
 def _unwrap(item: Any, source: str, location: str) -> Incoming:
     """Accept the envelope, a bare record, or an annotation ``{"annotation": {...}}``."""
     if isinstance(item, dict) and set(item) == {"annotation"}:
         return Incoming(item["annotation"], None, location, is_annotation=True)
     if isinstance(item, dict) and "record" in item and "errorMessage" not in item:
-        version = item.get("datasetVersion")
-        if version is not None and not isinstance(version, str):
-            raise ImportFailed(
-                ImportIssue(source, location, "datasetVersion", "must be a string or null")
-            )
+        try:
+            version = check_dataset_version(item.get("datasetVersion"))
+        except RecordInvalid as exc:
+            raise ImportFailed(ImportIssue(source, location, exc.field, exc.message)) from None
         return Incoming(item["record"], version, location)
     return Incoming(item, None, location)

@@ -40,6 +40,8 @@ class RecordRow(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
+    # The store version whose write last changed it: catalogs catch up by reading only these.
+    store_version: Mapped[int] = mapped_column(BigInteger, server_default="0", index=True)
 
     tags: Mapped[list[RecordTag]] = relationship(
         back_populates="record", cascade="all, delete-orphan"
@@ -74,6 +76,7 @@ class AnnotationRow(Base):
     rule: Mapped[str | None] = mapped_column(String(100), index=True)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     content_hash: Mapped[str] = mapped_column(String(64))
+    store_version: Mapped[int] = mapped_column(BigInteger, server_default="0", index=True)
 
 
 class StoreState(Base):

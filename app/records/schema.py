@@ -6,14 +6,24 @@ unknown fields are kept, so a newer dataset's records pass through unchanged.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from app.matching.templates import MAX_PATTERN_CHARS
 
 RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # An error message is a line or a few, not a document: a longer one would only make every
 # fuzzy suggestion slower (its message is compared with each paste that matches nothing).
 MAX_MESSAGE_CHARS = 4096
+MAX_DATASET_VERSION_CHARS = 64
+MAX_SLUG_CHARS = 200
+# JSON has one kind of number: 975.0 is the integer 975 (as JSON Schema's "integer" says),
+# while "975" stays a wrong type.
+WholeNumber = Annotated[
+    int,
+    BeforeValidator(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v),
+]
 
 
 class ErrorRecord(BaseModel):
@@ -23,19 +33,25 @@ class ErrorRecord(BaseModel):
 
     id: str = Field(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])
     errorMessage: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    repo: str | None = None
-    slug: str | None = None
+    # Fields copied into columns are bounded as the columns are (PostgreSQL enforces them).
+    repo: str | None = Field(default=None, max_length=200)
+    slug: str | None = Field(default=None, max_length=MAX_SLUG_CHARS)
     errorCode: str | None = None
-    messagePattern: str | None = None
+    messagePattern: str | None = Field(
+        default=None,
+        max_length=MAX_PATTERN_CHARS,
+        json_schema_extra={"format": "regex"},
+        description="RE2 syntax; derived from errorMessage when absent.",
+    )
     errorType: str | None = None
-    errorClass: str | None = None
-    httpStatus: int | None = None
-    severity: str | None = None
-    filePath: str | None = None
-    lineNumber: int | None = None
+    errorClass: str | None = Field(default=None, max_length=200)
+    httpStatus: WholeNumber | None = None
+    severity: str | None = Field(default=None, max_length=50)
+    filePath: str | None = Field(default=None, max_length=500)
+    lineNumber: WholeNumber | None = None
     sourceCode: str | None = None
-    sourceCodeStart: int | None = None
-    sourceCodeEnd: int | None = None
+    sourceCodeStart: WholeNumber | None = None
+    sourceCodeEnd: WholeNumber | None = None
     githubUrl: str | None = None
     documentation: str | None = None
     triggerScenarios: str | None = None
@@ -47,14 +63,16 @@ class ErrorRecord(BaseModel):
     typeGuard: str | None = None
     tryCatchPattern: str | None = None
     preventionTips: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
-    backgroundTag: str | None = None
-    analyzedSha: str | None = None
+    tags: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list)
+    backgroundTag: str | None = Field(default=None, max_length=200)
+    analyzedSha: str | None = Field(default=None, max_length=64)
     analyzedAt: str | None = None
-    schemaVersion: int | None = None
+    schemaVersion: WholeNumber | None = None
     relatedErrors: list[str] = Field(default_factory=list)
     retired: bool = False
-    rule: str | None = Field(default=None, description="The catalog rule (MGPU-…) it documents.")
+    rule: str | None = Field(
+        default=None, max_length=100, description="The catalog rule (MGPU-…) it documents."
+    )
     operations: list[str] = Field(default_factory=list)
     olderWordings: list[OlderWording] = Field(default_factory=list)
 
@@ -65,7 +83,9 @@ class OlderWording(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     text: str
-    pattern: str | None = None
+    pattern: str | None = Field(
+        default=None, max_length=MAX_PATTERN_CHARS, json_schema_extra={"format": "regex"}
+    )
     until: str | None = None
 
 
@@ -83,7 +103,7 @@ class Annotation(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True)
 
     recordId: str = Field(pattern=RECORD_ID_PATTERN)
-    rule: str | None = None
+    rule: str | None = Field(default=None, max_length=100)
     operations: list[str] = Field(default_factory=list)
     olderWordings: list[OlderWording] = Field(default_factory=list)
     relatedErrors: list[str] = Field(default_factory=list)
@@ -97,7 +117,7 @@ class RecordEnvelope(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     record: dict[str, Any] = Field(description="The record, every field as imported.")
-    datasetVersion: str | None = None
+    datasetVersion: str | None = Field(default=None, max_length=MAX_DATASET_VERSION_CHARS)
     annotation: dict[str, Any] | None = Field(
         default=None, description="errata's notes and corrections (only with ?annotated=true)."
     )
@@ -149,3 +169,64 @@ class ImportSummaryOut(BaseModel):
     unchanged: int
     failed: int
     errors: list[ImportIssue]
+
+
+def documented_schema(model: type[BaseModel], *, optional: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``model``'s JSON schema, self-contained (its ``$defs`` inlined), for request bodies
+    that the endpoint reads itself; ``optional``: required fields the request may leave out."""
+    schema = model.model_json_schema()
+    definitions = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return inline(definitions[reference.removeprefix("#/$defs/")])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    schema = inline(schema)
+    schema["required"] = [name for name in schema.get("required", []) if name not in optional]
+    return schema
+
+
+class RecordWrite(BaseModel):
+    """What ``PUT /api/errors/{id}`` takes: the envelope as GET returns it; the record's id
+    may be left out (the path names it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    record: Annotated[
+        dict[str, Any], WithJsonSchema(documented_schema(ErrorRecord, optional=("id",)))
+    ] = Field(description="The record; set retired to retire it.")
+    datasetVersion: str | None = Field(default=None, max_length=MAX_DATASET_VERSION_CHARS)
+
+
+def import_body_schema() -> dict[str, Any]:
+    """The JSON documents ``POST /api/import`` takes: a record, an envelope, an annotation,
+    or an array of them."""
+    record = documented_schema(ErrorRecord)
+    one = {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {
+                    "record": record,
+                    "datasetVersion": RecordWrite.model_json_schema()["properties"][
+                        "datasetVersion"
+                    ],
+                },
+                "required": ["record"],
+            },
+            {
+                "type": "object",
+                "properties": {"annotation": documented_schema(Annotation)},
+                "required": ["annotation"],
+                "additionalProperties": False,
+            },
+            record,
+        ]
+    }
+    return {"anyOf": [one, {"type": "array", "items": one}]}

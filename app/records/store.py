@@ -6,21 +6,36 @@ import base64
 import binascii
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, func, or_, select, update
+from sqlalchemy import Select, Table, delete, func, insert, or_, select, update
+from sqlalchemy import text as sql
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
 
-from app.errors import InvalidInput, NotFound
+from app.errors import InvalidInput, NotFound, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
-from app.records.validation import ValidAnnotation, ValidRecord
+from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
 from app.records.version_watch import VersionWatch, mark_written
 
 MAX_PAGE_SIZE = 200
 MINED = "mined"  # the part of an annotation the miner writes
 MAX_QUERY_TERMS = 10
+_AFTER = "after:"
+# What the cursors issued look like: base64url (unpadded) of "after:<id>".
+CURSOR_PATTERN = r"^YWZ0ZXI6(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$"
+# Ids looked up (or whose tags are replaced) per statement: well under SQLite's 32,766
+# parameters, and a plan PostgreSQL caches.
+LOOKUP_CHUNK = 500
+# How long a write waits for another to commit before answering 409 (PostgreSQL; SQLite
+# waits its busy timeout), and the Retry-After it then suggests.
+WRITE_LOCK_WAIT_S = 10
+WRITE_LOCK_RETRY_AFTER_S = 2
+_RECORDS = cast(Table, RecordRow.__table__)
+_TAGS = cast(Table, RecordTag.__table__)
 _VERSION = select(StoreState.version).where(StoreState.id == 1)  # built once: read often
 
 
@@ -63,6 +78,7 @@ class RecordStore:
         self.session = session
         self.versions = versions
         self._write_lock: object | None = None
+        self._writing_version = 0  # what this transaction's writes move the version to
 
     def _lock_writes(self) -> None:
         """Writers take turns, from before they read what they will change.
@@ -75,18 +91,34 @@ class RecordStore:
         transaction = self.session.get_transaction()
         if transaction is not None and transaction is self._write_lock:
             return
-        self.session.execute(
-            update(StoreState).where(StoreState.id == 1).values(version=StoreState.version)
-        )
+        postgresql = self.session.get_bind().dialect.name == "postgresql"
+        try:
+            if postgresql:
+                # Wait for another writer less long than any statement may run, and say so.
+                self.session.execute(sql(f"SET LOCAL lock_timeout = {WRITE_LOCK_WAIT_S * 1000}"))
+            self.session.execute(
+                update(StoreState).where(StoreState.id == 1).values(version=StoreState.version)
+            )
+        except OperationalError as exc:
+            if _waited_for_a_writer(exc):
+                raise WritesBusy(
+                    "Another write is in progress and held the store longer than "
+                    f"{WRITE_LOCK_WAIT_S} s; try again shortly.",
+                    retry_after=WRITE_LOCK_RETRY_AFTER_S,
+                ) from None
+            raise
         self._write_lock = self.session.get_transaction()
+        self._writing_version = self._read_version() + 1
 
     def get(self, record_id: str) -> RecordRow:
-        row = self.session.get(RecordRow, record_id)
+        row = None if unstorable_text(record_id) else self.session.get(RecordRow, record_id)
         if row is None:
             raise NotFound(f"No error record with id {record_id!r}.")
         return row
 
     def get_by_slug(self, slug: str) -> RecordRow:
+        if unstorable_text(slug):  # no record holds it: writes refuse such text
+            raise NotFound(f"No error record with slug {slug!r}.")
         row = self.session.scalars(
             select(RecordRow)
             .where(RecordRow.slug == slug)
@@ -109,8 +141,10 @@ class RecordStore:
         return self.session.scalar(_VERSION) or 0
 
     def _bump_version(self) -> None:
+        """The version becomes the one this transaction's rows carry (once, however many
+        writes it holds): every row changed since a version ``v`` has ``store_version > v``."""
         self.session.execute(
-            update(StoreState).where(StoreState.id == 1).values(version=StoreState.version + 1)
+            update(StoreState).where(StoreState.id == 1).values(version=self._writing_version)
         )
         mark_written(self.session)
 
@@ -160,6 +194,17 @@ class RecordStore:
         return Page(rows=rows[:limit], total=total, next_cursor=next_cursor)
 
     def _filtered(self, filters: RecordFilters) -> Select[RecordRow]:
+        for name, text in (
+            ("q", filters.q),
+            ("repo", filters.repo),
+            ("errorClass", filters.error_class),
+            ("tag", filters.tag),
+            ("severity", filters.severity),
+            ("filePath", filters.file_path),
+            ("function", filters.function),
+        ):
+            if text is not None and (reason := unstorable_text(text)) is not None:
+                raise invalid_field(name, f"{reason}, which no record holds")
         query = select(RecordRow)
         if not filters.include_retired:
             query = query.where(RecordRow.retired.is_(False))
@@ -259,26 +304,94 @@ class RecordStore:
 
         Imports keep the newer datasetVersion (``keep_newer``); a curator's explicit write wins.
         """
-        content_hash = _content_hash(record.document, dataset_version)
+        return self.upsert_many([(record, dataset_version)], keep_newer=keep_newer)[0]
+
+    def upsert_many(
+        self, records: Sequence[tuple[ValidRecord, str | None]], *, keep_newer: bool = True
+    ) -> list[Outcome]:
+        """``upsert`` of each record, in order, in a few statements: one lookup of what is
+        stored per ``LOOKUP_CHUNK`` ids, then one batched insert and one batched update.
+
+        A file of 100,000 records written one ORM row at a time spent most of its minutes in
+        per-row statements. A record repeated in ``records`` is compared with its earlier copy.
+        """
         self._lock_writes()
-        row = self.session.get(RecordRow, record.model.id)
-        if row is None:
-            row = RecordRow(id=record.model.id)
-            self.session.add(row)
-            outcome = Outcome.ADDED
-        elif row.content_hash == content_hash or (
-            keep_newer and _is_older(dataset_version, row.dataset_version)
-        ):
-            return Outcome.UNCHANGED
-        else:
-            outcome = Outcome.UPDATED
-        _fill(row, record, dataset_version, content_hash)
-        if outcome is Outcome.ADDED and "site" not in record.document:
-            # An annotation may have come first, with the site's mined facts.
-            _fill_site(row, (self.annotation(row.id) or {}).get("mined"))
-        self._bump_version()
-        self.session.flush()
-        return outcome
+        stored = self._stored_hashes([valid.model.id for valid, _ in records])
+        outcomes: list[Outcome] = []
+        rows: dict[str, tuple[dict[str, Any], list[str]]] = {}
+        added: set[str] = set()
+        for valid, dataset_version in records:
+            record_id = valid.model.id
+            content_hash = _content_hash(valid.document, dataset_version)
+            known = stored.get(record_id)
+            if known is None:
+                added.add(record_id)
+                outcome = Outcome.ADDED
+            elif known[0] == content_hash or (keep_newer and _is_older(dataset_version, known[1])):
+                outcomes.append(Outcome.UNCHANGED)
+                continue
+            else:
+                outcome = Outcome.UPDATED
+            stored[record_id] = (content_hash, dataset_version)
+            columns, tags = _columns(valid, dataset_version, content_hash)
+            rows[record_id] = ({**columns, "store_version": self._writing_version}, tags)
+            outcomes.append(outcome)
+        if rows:
+            self._site_facts_from_annotations(rows)
+            self._write_rows(rows, added)
+            self._bump_version()
+        return outcomes
+
+    def _site_facts_from_annotations(
+        self, rows: dict[str, tuple[dict[str, Any], list[str]]]
+    ) -> None:
+        """A record that is not itself mined takes its site's facts from its annotation's
+        ``mined`` part (a curated record's site), whichever of the two was written first."""
+        bare = [key for key, (columns, _) in rows.items() if "site" not in columns["document"]]
+        for start in range(0, len(bare), LOOKUP_CHUNK):
+            query = select(AnnotationRow.record_id, AnnotationRow.document).where(
+                AnnotationRow.record_id.in_(bare[start : start + LOOKUP_CHUNK])
+            )
+            for record_id, document in self.session.execute(query):
+                if MINED in document:
+                    rows[record_id][0].update(_site_columns(document[MINED]))
+
+    def _stored_hashes(self, record_ids: list[str]) -> dict[str, tuple[str, str | None]]:
+        """Each stored record's content hash and dataset version, by id."""
+        unique = list(dict.fromkeys(record_ids))
+        found: dict[str, tuple[str, str | None]] = {}
+        for start in range(0, len(unique), LOOKUP_CHUNK):
+            chunk = unique[start : start + LOOKUP_CHUNK]
+            query = select(RecordRow.id, RecordRow.content_hash, RecordRow.dataset_version)
+            for record_id, content_hash, version in self.session.execute(
+                query.where(RecordRow.id.in_(chunk))
+            ):
+                found[record_id] = (content_hash, version)
+        return found
+
+    def _write_rows(
+        self, rows: dict[str, tuple[dict[str, Any], list[str]]], added: set[str]
+    ) -> None:
+        """New rows inserted and stored ones updated, each in one batched statement (ORM
+        bulk, without loading any row); their tags replaced."""
+        inserts = [columns for record_id, (columns, _) in rows.items() if record_id in added]
+        updates = [columns for record_id, (columns, _) in rows.items() if record_id not in added]
+        if inserts:  # plain Core: the ORM's bulk insert costs more than the statement
+            self.session.execute(insert(_RECORDS), inserts)
+        if updates:
+            self.session.execute(update(RecordRow), updates)
+            for start in range(0, len(updates), LOOKUP_CHUNK):
+                chunk = [columns["id"] for columns in updates[start : start + LOOKUP_CHUNK]]
+                self.session.execute(delete(RecordTag).where(RecordTag.record_id.in_(chunk)))
+        tags = [
+            {"record_id": record_id, "tag": tag}
+            for record_id, (_, record_tags) in rows.items()
+            for tag in record_tags
+        ]
+        if tags:
+            self.session.execute(insert(_TAGS), tags)
+        # Rows this session may hold were written behind its back.
+        self.session.expire_all()
 
     def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
         """Insert or replace by record id, part by part: the ``mined`` part (written by the
@@ -298,9 +411,12 @@ class RecordStore:
         row.rule = document.get("rule")
         row.document = document
         row.content_hash = content_hash
+        row.store_version = self._writing_version
         record = self.session.get(RecordRow, row.record_id)
         if record is not None and "site" not in record.document:
-            _fill_site(record, document.get("mined"))
+            for name, value in _site_columns(document.get(MINED)).items():
+                setattr(record, name, value)
+            record.store_version = self._writing_version
         self._bump_version()
         self.session.flush()
         return outcome
@@ -318,39 +434,52 @@ def _merged_annotation(stored: dict[str, Any], incoming: ValidAnnotation) -> dic
     return merged
 
 
-def _fill_site(row: RecordRow, facts: dict[str, Any] | None) -> None:
-    """Copy a site's mined facts (a mined record, or an annotation's ``mined`` part) out
+def _site_columns(facts: dict[str, Any] | None) -> dict[str, Any]:
+    """A site's mined facts (a mined record, or an annotation's ``mined`` part) copied out
     of the document, for filtering."""
     site = (facts or {}).get("site") or {}
     releases = [entry.get("release") for entry in (facts or {}).get("releases") or []]
-    row.function = site.get("function")
-    row.backend = site.get("backend")
-    row.releases = f" {' '.join(map(str, releases))} " if releases else None
+    return {
+        "function": site.get("function"),
+        "backend": site.get("backend"),
+        "releases": f" {' '.join(map(str, releases))} " if releases else None,
+    }
 
 
-def _fill(
-    row: RecordRow, record: ValidRecord, dataset_version: str | None, content_hash: str
-) -> None:
+def _columns(
+    record: ValidRecord, dataset_version: str | None, content_hash: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A record's row (by attribute name) and its tags, as ``upsert_many`` writes them."""
     model = record.model
-    row.slug = model.slug or ""
-    row.repo = model.repo
-    row.error_class = model.errorClass
-    row.severity = model.severity
-    row.file_path = model.filePath
-    row.background_tag = model.backgroundTag
-    row.analyzed_sha = model.analyzedSha
-    row.error_message = model.errorMessage
-    row.search_text = "\n".join(
-        [model.errorMessage, model.documentation or "", *model.solutions]
-    ).lower()
-    row.document = record.document
-    row.dataset_version = dataset_version
-    row.content_hash = content_hash
-    row.retired = model.retired
-    row.rule = model.rule
-    row.tags = [RecordTag(tag=tag) for tag in dict.fromkeys(model.tags)]
-    if "site" in record.document:
-        _fill_site(row, record.document)
+    columns = {
+        "id": model.id,
+        "slug": model.slug or "",
+        "repo": model.repo,
+        "error_class": model.errorClass,
+        "severity": model.severity,
+        "file_path": model.filePath,
+        "background_tag": model.backgroundTag,
+        "analyzed_sha": model.analyzedSha,
+        "error_message": model.errorMessage,
+        "search_text": "\n".join(
+            [model.errorMessage, model.documentation or "", *model.solutions]
+        ).lower(),
+        "document": record.document,
+        "dataset_version": dataset_version,
+        "content_hash": content_hash,
+        "retired": model.retired,
+        "rule": model.rule,
+        **_site_columns(record.document),
+    }
+    return columns, list(dict.fromkeys(model.tags))
+
+
+def _waited_for_a_writer(exc: OperationalError) -> bool:
+    """Whether the lock statement failed waiting for another writer, not for the database:
+    PostgreSQL's lock_timeout (SQLSTATE 55P03), SQLite's busy timeout."""
+    if getattr(exc.orig, "sqlstate", None) == "55P03":
+        return True
+    return "database is locked" in str(exc.orig)
 
 
 def _content_hash(document: dict[str, Any], dataset_version: str | None) -> str:
@@ -366,15 +495,17 @@ def _is_older(incoming: str | None, stored: str | None) -> bool:
 
 
 def _encode_cursor(record_id: str) -> str:
-    return base64.urlsafe_b64encode(f"after:{record_id}".encode()).decode().rstrip("=")
+    return base64.urlsafe_b64encode(f"{_AFTER}{record_id}".encode()).decode().rstrip("=")
 
 
 def _decode_cursor(cursor: str) -> str:
+    """The id a cursor starts after. Any cursor of ``CURSOR_PATTERN`` is a position, issued
+    or not: the page of ids after it."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        decoded = base64.b64decode(padded, altchars=b"-_", validate=True).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        decoded = ""
-    if not decoded.startswith("after:"):
+        decoded = base64.b64decode(padded, altchars=b"-_", validate=True)
+    except (binascii.Error, ValueError):
+        decoded = b""
+    if not decoded.startswith(_AFTER.encode()):
         raise InvalidInput(f"cursor {cursor!r} is not one this service issued.")
-    return decoded.removeprefix("after:")
+    return decoded.removeprefix(_AFTER.encode()).decode(errors="replace").replace("\x00", "\ufffd")

@@ -10,21 +10,24 @@ the catalog current therefore needs no database at all.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz, process, utils
 from sqlalchemy import select
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.alignment import OPERATIONS, RULES
 from app.db import transaction
 from app.knowledge.scope import backend_of
-from app.matching import PatternEntry, PatternIndex
+from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.matching.templates import derive_pattern
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
@@ -33,6 +36,14 @@ from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 
 SUGGESTIONS = 3
+# Records written since a catalog's version that are applied to it in place; more (an
+# import) and it is rebuilt in a thread, the catalog held answering meanwhile.
+MAX_CHANGES_IN_PLACE = 1_000
+# Entries held beside the base index before the next change rebuilds it instead.
+MAX_OVERLAY_ENTRIES = 5_000
+# A server gone, a connection dropped, no connection to spare in the pool.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
+log = logging.getLogger(__name__)
 ANSWERS_KEPT = 1024  # per catalog, a few KB each
 # Rebuilds derive the same patterns again; keep them (a pattern is a few hundred bytes).
 _derived = lru_cache(maxsize=1 << 16)(derive_pattern)
@@ -82,19 +93,21 @@ class Catalog:
     def __init__(
         self,
         records: dict[str, RecordInfo],
-        entries: list[PatternEntry],
+        patterns: AnyIndex,
         rule_records: dict[str, str | None],
         version: int,
+        live_records: int | None = None,
     ) -> None:
+        """``live_records``: how many are not retired, when the caller knows."""
         self.records = records  # retired ones too: they can still be computed by id
-        self.patterns = PatternIndex.build(entries)
+        self.patterns = patterns
         self.rule_records = rule_records
         self.version = version
-        live = [info for info in records.values() if not info.retired]
-        self._messages = [info.message for info in live]
-        self._ids = [info.id for info in live]
-        self._backends = [info.backend for info in live]
-        self.live_records = len(live)
+        if live_records is None:
+            live_records = sum(not info.retired for info in records.values())
+        self.live_records = live_records
+        # The live records' messages, ids and backends, on first use.
+        self._live: tuple[list[str], list[str], list[str | None]] | None = None
         # Answers worked out from this catalog (a compute's, by its case), kept with it
         # because they change with it: the records they name come from it.
         self.answers: LockedLRU[Hashable, Any] = LockedLRU(ANSWERS_KEPT)
@@ -105,19 +118,67 @@ class Catalog:
         Words alike are no kinship across backends: when ``text`` names backends (a TPU
         lowering error, Triton's), only records raised by one of them are offered."""
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
+        messages, ids, backends = self._live_messages()
         found = process.extract(
             text,
-            self._messages,
+            messages,
             scorer=fuzz.token_set_ratio,
             processor=utils.default_process,
             limit=None if named else SUGGESTIONS,
             score_cutoff=30,
         )
         return [
-            (self._ids[position], round(score / 100, 3))
+            (ids[position], round(score / 100, 3))
             for _, score, position in found
-            if not named or self._backends[position] in named
+            if not named or backends[position] in named
         ][:SUGGESTIONS]
+
+    def _live_messages(self) -> tuple[list[str], list[str], list[str | None]]:
+        if self._live is None:
+            live = [info for info in self.records.values() if not info.retired]
+            self._live = (
+                [info.message for info in live],
+                [info.id for info in live],
+                [info.backend for info in live],
+            )
+        return self._live
+
+    def changed(self, changes: Changes, rule_records: dict[str, str | None]) -> Catalog:
+        """This catalog with ``changes`` applied, its index overlaid rather than rebuilt."""
+        if isinstance(self.patterns, OverlaidIndex):
+            base, replaced = self.patterns.base, self.patterns.replaced
+            overlay = list(self.patterns.overlay.entries)
+        else:
+            base, replaced, overlay = self.patterns, frozenset(), []
+        kept = [entry for entry in overlay if entry.record_id not in changes.records]
+        patterns = OverlaidIndex(
+            base,
+            PatternIndex.build([*kept, *changes.entries]),
+            replaced | changes.records.keys(),
+        )
+        live = self.live_records + sum(
+            (info.retired is False) - (old is not None and old.retired is False)
+            for record_id, info in changes.records.items()
+            for old in [self.records.get(record_id)]
+        )
+        records = {**self.records, **changes.records}
+        return Catalog(records, patterns, rule_records, changes.version, live)
+
+    @property
+    def overlaid_entries(self) -> int:
+        """Entries held outside the base index: past ``MAX_OVERLAY_ENTRIES``, rebuild."""
+        patterns = self.patterns
+        return len(patterns.overlay.entries) if isinstance(patterns, OverlaidIndex) else 0
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The records written since a catalog's version, as of store ``version``."""
+
+    version: int
+    records: dict[str, RecordInfo]
+    entries: list[PatternEntry]
+    rules_touched: bool  # an annotation or a record naming a rule changed
 
 
 # The words that name a backend in a paste.
@@ -149,11 +210,46 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
     """Read every record (and annotation) into a fresh catalog of store ``version``."""
     session = store.session
     annotations = {row.record_id: row.document for row in session.scalars(select(AnnotationRow))}
+    # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
+    records, entries = _read(session.connection().execute(_INDEXED), annotations)
+    return Catalog(records, PatternIndex.build(entries), rule_records(store), version)
+
+
+def load_changes(store: RecordStore, since: int, version: int) -> Changes | None:
+    """The records (and annotations) written after version ``since``; ``None`` when more
+    than ``MAX_CHANGES_IN_PLACE`` were: then the catalog is rebuilt instead."""
+    session = store.session
+    record_ids = select(RecordRow.id).where(RecordRow.store_version > since)
+    annotated = select(AnnotationRow.record_id).where(AnnotationRow.store_version > since)
+    changed = set(session.scalars(record_ids.limit(MAX_CHANGES_IN_PLACE + 1)))
+    notes = set(session.scalars(annotated.limit(MAX_CHANGES_IN_PLACE + 1)))
+    if len(changed | notes) > MAX_CHANGES_IN_PLACE:
+        return None
+    ids = sorted(changed | notes)
+    annotations = {
+        row.record_id: row.document
+        for row in session.scalars(select(AnnotationRow).where(AnnotationRow.record_id.in_(ids)))
+    }
+    rows = session.connection().execute(_INDEXED.where(RecordRow.id.in_(ids)))
+    records, entries = _read(rows, annotations)
+    return Changes(version, records, entries, bool(notes) or any(r.rule for r in records.values()))
+
+
+def rule_records(store: RecordStore) -> dict[str, str | None]:
+    return {
+        rule: (found.id if (found := store.record_for_rule(rule)) is not None else None)
+        for rule in RULES
+    }
+
+
+def _read(
+    rows: Iterable[Sequence[Any]], annotations: dict[str, dict[str, Any]]
+) -> tuple[dict[str, RecordInfo], list[PatternEntry]]:
+    """Each row's facts and, for a live record, its patterns."""
     records: dict[str, RecordInfo] = {}
     entries: list[PatternEntry] = []
     shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
-    # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
-    for row in session.connection().execute(_INDEXED):
+    for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older = row[7:]
         note = annotations.get(record_id, {})
@@ -182,11 +278,7 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
             pattern = wording.get("pattern") or _derived(wording["text"])
             variant = f"older wording ({wording['until']})" if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
-    rule_records = {
-        rule: (found.id if (found := store.record_for_rule(rule)) is not None else None)
-        for rule in RULES
-    }
-    return Catalog(records, entries, rule_records, version)
+    return records, entries
 
 
 def _index_pattern(document: dict[str, Any]) -> str:
@@ -197,13 +289,23 @@ def _index_pattern(document: dict[str, Any]) -> str:
 
 
 class CatalogCache:
-    """One per process; answers with the catalog of the store's current version."""
+    """One per process; answers with the newest catalog it has, and brings it up to the
+    store's version without making a request wait for a rebuild.
+
+    A write of a few records is applied in place (``Catalog.changed``); a larger one (an
+    import) starts a rebuild in a thread of its own while the catalog held goes on
+    answering. While the database is unreachable, the catalog held answers, and says so
+    (``unreachable``).
+    """
 
     def __init__(self, sessions: sessionmaker[Session], versions: VersionWatch) -> None:
         self._sessions = sessions
         self._versions = versions
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
+        self._checked_generation = -1  # the watch's generation when the catalog was checked
+        self._rebuilding: threading.Thread | None = None
+        self.unreachable = False  # the last attempt to read the store failed
 
     def ready(self) -> Catalog | None:
         """The current catalog when that takes no database work (the watch knows the version
@@ -212,26 +314,92 @@ class CatalogCache:
         version = self._versions.known()
         return catalog if catalog is not None and catalog.version == version else None
 
+    def held(self) -> Catalog | None:
+        """The catalog held, current or not, unless a write through this process came after
+        it was checked (a request then waits for ``current``, which applies that write)."""
+        if self._checked_generation != self._versions.generation:
+            return None
+        return self._catalog
+
+    def newest(self) -> Catalog | None:
+        """The catalog held, however old (``None`` before the first is built)."""
+        return self._catalog
+
     @property
     def generation(self) -> int:
         """The version watch's: moved by every write through this process."""
         return self._versions.generation
 
     def current(self) -> Catalog:
-        """The catalog of the store's version, rebuilt first when the version has moved.
+        """The catalog of the store's version where a few records changed, else the one held
+        while a rebuild runs; the one held, too, while the database is unreachable.
 
-        One thread at a time reads the version (and rebuilds): the requests that found the
-        reading stale together then find it fresh, rather than each asking the database.
+        One thread at a time reads the version (and applies changes): the requests that
+        found the reading stale together then find it fresh, rather than each asking.
         """
         with self._lock:
             catalog = self.ready()
             if catalog is not None:
                 return catalog
+            generation = self._versions.generation
+            try:
+                catalog = self._refreshed()
+            except DATABASE_UNAVAILABLE:
+                if self._catalog is None:
+                    raise
+                self.unreachable = True
+                self._checked_generation = generation
+                log.warning(
+                    "database unreachable: answering from catalog %d", self._catalog.version
+                )
+                return self._catalog
+            self.unreachable = False
+            self._checked_generation = generation
+            return catalog
+
+    def _refreshed(self) -> Catalog:
+        with transaction(self._sessions) as session:
+            store = RecordStore(session, self._versions)
+            version = store.version()
+            held = self._catalog
+            if held is not None and held.version == version:
+                return held
+            if held is None:
+                self._catalog = observe_index_build(load_catalog, store, version)
+                return self._catalog
+            changes = (
+                load_changes(store, held.version, version)
+                if held.overlaid_entries < MAX_OVERLAY_ENTRIES
+                else None
+            )
+            if changes is None:
+                self._rebuild_in_background()
+                return held
+            rules = rule_records(store) if changes.rules_touched else held.rule_records
+            self._catalog = observe_index_build(held.changed, changes, rules)
+            return self._catalog
+
+    def _rebuild_in_background(self) -> None:
+        if self._rebuilding is not None and self._rebuilding.is_alive():
+            return
+        self._rebuilding = threading.Thread(target=self._rebuild, name="catalog-rebuild")
+        self._rebuilding.daemon = True
+        self._rebuilding.start()
+
+    def _rebuild(self) -> None:
+        try:
             with transaction(self._sessions) as session:
-                store = RecordStore(session, self._versions)
-                version = store.version()
-                catalog = self._catalog
-                if catalog is None or catalog.version != version:
-                    catalog = observe_index_build(load_catalog, store, version)
-                    self._catalog = catalog
-                return catalog
+                store = RecordStore(session)
+                catalog = observe_index_build(load_catalog, store, store.version())
+        except DATABASE_UNAVAILABLE:
+            log.warning("catalog rebuild failed: database unreachable")
+            return
+        with self._lock:
+            if self._catalog is None or self._catalog.version < catalog.version:
+                self._catalog = catalog
+
+    def wait_for_rebuild(self) -> None:
+        """Until a rebuild under way has finished (for the command line and tests)."""
+        rebuilding = self._rebuilding
+        if rebuilding is not None:
+            rebuilding.join()

@@ -44,14 +44,27 @@ _FIELDS = {"target_dtype": "targetDtype", "jax_version": "jaxVersion", "other_di
 class ComputeRequest(BaseModel):
     """One case. Name the operation, or let a record id or a rule id imply it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        # The document says what the validator below checks: one of the three, as a string.
+        json_schema_extra={
+            "anyOf": [
+                {"required": [name], "properties": {name: {"type": "string"}}}
+                for name in ("operation", "errorId", "rule")
+            ]
+        },
+    )
 
-    operation: str | None = Field(default=None, examples=["copy_gmem_to_smem"])
-    errorId: str | None = Field(default=None, max_length=64)
-    rule: str | None = Field(default=None, max_length=100, examples=["MGPU-COPY-INTEGER-BYTES"])
-    shape: Annotated[list[int], Field(max_length=MAX_RANK)] | str = Field(examples=[[7]])
-    dtype: str | None = Field(default=None, max_length=100, examples=["int4"])
-    targetDtype: str | None = Field(default=None, max_length=100)
+    operation: str | None = Field(default=None, min_length=1, examples=["copy_gmem_to_smem"])
+    errorId: str | None = Field(default=None, min_length=1, max_length=64)
+    rule: str | None = Field(
+        default=None, min_length=1, max_length=100, examples=["MGPU-COPY-INTEGER-BYTES"]
+    )
+    shape: (
+        Annotated[list[int], Field(max_length=MAX_RANK)] | Annotated[str, Field(max_length=500)]
+    ) = Field(examples=[[7]])
+    dtype: str | None = Field(default=None, min_length=1, max_length=100, examples=["int4"])
+    targetDtype: str | None = Field(default=None, min_length=1, max_length=100)
     jaxVersion: str | None = Field(default=None, max_length=40, examples=["0.10.2"])
     maxFixes: int = Field(default=5, ge=0, le=20)
 
@@ -59,8 +72,6 @@ class ComputeRequest(BaseModel):
     def _names_what_to_check(self) -> ComputeRequest:
         if not (self.operation or self.errorId or self.rule):
             raise ValueError("give one of operation, errorId or rule")
-        if isinstance(self.shape, str) and len(self.shape) > 500:
-            raise ValueError("shape text is longer than 500 characters")
         return self
 
 
@@ -138,13 +149,13 @@ class BatchResponse(BaseModel):
 class SweepRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    operation: str = Field(examples=["pallas_call"])
-    dtype: str = Field(max_length=100, examples=["float32"])
+    operation: str = Field(min_length=1, examples=["pallas_call"])
+    dtype: str = Field(min_length=1, max_length=100, examples=["float32"])
     start: int = Field(ge=0, examples=[1])
     stop: int = Field(ge=1, examples=[1025])
     axis: int = -1
     otherDims: Annotated[list[int], Field(max_length=MAX_RANK - 1)] = Field(default_factory=list)
-    targetDtype: str | None = Field(default=None, max_length=100)
+    targetDtype: str | None = Field(default=None, min_length=1, max_length=100)
     jaxVersion: str | None = Field(default=None, max_length=40)
 
 

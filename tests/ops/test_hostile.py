@@ -5,6 +5,7 @@ Assertions are on behaviour (answers, counts, what is stored), never on timings.
 
 from __future__ import annotations
 
+import json
 import socket
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
 
 from tests.api.test_records_api import assert_problem, new_record
 from tests.conftest import ADMIN_TOKEN, LiveServer
@@ -19,6 +21,16 @@ from tests.ops.conftest import access_records, log_records
 
 SEED_ID = "225d0e9c2ee22311"
 SEED_PASTE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+
+class _AnyText(str):
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and bool(other)
+
+    __hash__ = str.__hash__
+
+
+ANY_TEXT = _AnyText()
 
 
 def matched(client: httpx.Client, text: str) -> list[str]:
@@ -146,3 +158,68 @@ def test_concurrent_imports_and_reads_lose_and_duplicate_nothing(
     assert client.get("/api/errors", params={"limit": 1}).json()["total"] == before + len(expected)
     last = batches[-1][-1]
     assert last["id"] in matched(client, "ValueError: " + last["errorMessage"].replace("{n}", "8"))
+
+
+@pytest.mark.parametrize("name", ["q", "repo", "errorClass", "tag", "severity"])
+def test_text_no_database_holds_is_refused_naming_the_parameter(
+    client: httpx.Client, name: str
+) -> None:
+    body = assert_problem(client.get("/api/errors", params={name: "a\x00b"}), 422, name, "NUL")
+    assert body["errors"] == [{"field": name, "message": ANY_TEXT}]
+    assert client.get("/api/errors/by-slug/a%00b").status_code == 404
+    page = client.get("/search", params={"q": "a\x00b"}, headers={"Accept": "text/html"})
+    assert page.status_code == 422 and page.headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "words"),
+    [
+        ({"notes": "a\x00b"}, "record.notes", ["NUL"]),
+        ({"errorMessage": "Widget \x00 misaligned"}, "record.errorMessage", ["NUL"]),
+        ({"nested": {"deep": ["ok", "\ud800"]}}, "record.nested.deep.1", ["surrogate"]),
+        ({"a\x00": 1}, "record.'a\\x00'", ["field name", "NUL"]),
+        ({"repo": "r" * 201}, "record.repo", ["200"]),
+        ({"lineNumber": 30.5}, "record.lineNumber", ["integer"]),
+    ],
+)
+def test_a_record_no_database_could_hold_is_refused_naming_the_field(
+    curator: httpx.Client,
+    client: httpx.Client,
+    record: dict[str, Any],
+    field: str,
+    words: list[str],
+) -> None:
+    item = new_record(**record)
+    response = curator.put(  # escaped as JSON sends them: "\u0000", "\ud800"
+        f"/api/errors/{item['id']}",
+        content=json.dumps({"record": item}),
+        headers={"Content-Type": "application/json"},
+    )
+    body = assert_problem(response, 422, field, *words)
+    assert body["errors"][0]["field"] == field
+    assert client.get(f"/api/errors/{item['id']}").status_code == 404
+    assert matched(client, SEED_PASTE) == [SEED_ID]  # the catalog still builds
+
+
+def test_non_finite_numbers_deep_nesting_and_bad_versions_are_refused_by_the_importer(
+    curator: httpx.Client, client: httpx.Client
+) -> None:
+    item = new_record()
+    cases = [
+        (json.dumps(item).replace('"tags"', '"weight": NaN, "tags"'), "weight", "nan"),
+        (json.dumps(item).replace('"tags"', '"weight": [1e999], "tags"'), "weight.0", "inf"),
+        (json.dumps({**item, "x": json.loads("[" * 40 + "]" * 40)}), "x" + ".0" * 31, "deeper"),
+        ("[" * 100_000 + "]" * 100_000, None, "nested too deeply"),
+        (json.dumps({"record": item, "datasetVersion": "2026\x00"}), "datasetVersion", "NUL"),
+        (json.dumps({"record": item, "datasetVersion": "v" * 65}), "datasetVersion", "64"),
+    ]
+    for document, field, words in cases:
+        response = curator.post(
+            "/api/import", content=document, headers={"Content-Type": "application/json"}
+        )
+        body = assert_problem(response, 422, words)
+        assert body["errors"][0]["field"] == field
+    assert client.get(f"/api/errors/{item['id']}").status_code == 404
+    # 30.0 is the integer 30 in JSON, as the document's "integer" says.
+    whole = new_record(lineNumber=30.0)
+    assert curator.put(f"/api/errors/{whole['id']}", json={"record": whole}).status_code == 201
