@@ -19,20 +19,21 @@ from app.matching import MAX_PASTE_BYTES
 MAX_LINK_CHARS = 6000
 
 
-def encode_paste(text: str) -> tuple[str, bool]:
-    """The paste as a link parameter, and whether it had to be cut to its last lines."""
+def encode_paste(text: str) -> tuple[str | None, bool]:
+    """The paste as a link parameter, and whether it had to be cut to its last lines; None
+    when not even its last line fits in a link."""
     encoded = _encode(text)
     if len(encoded) <= MAX_LINK_CHARS:
         return encoded, False
     lines = text.split("\n")
-    fits, too_many = 1, len(lines)
+    fits, too_many = 0, len(lines)
     while too_many - fits > 1:  # the most trailing lines whose encoding fits
         middle = (fits + too_many) // 2
         if len(_encode("\n".join(lines[-middle:]))) <= MAX_LINK_CHARS:
             fits = middle
         else:
             too_many = middle
-    return _encode("\n".join(lines[-fits:])), True
+    return (_encode("\n".join(lines[-fits:])) if fits else None), True
 
 
 def decode_paste(value: str) -> str:

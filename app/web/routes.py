@@ -127,18 +127,26 @@ async def _match(http: Request, service: MatchService, text: str, jax_version: s
         )
     try:
         request = MatchRequest(text=read, jaxVersion=jax_version.strip() or None)
-        cards = await cpu_bound(
+        cards, (encoded, cut) = await cpu_bound(
             http,
-            lambda: match_cards(service.match(request), service.catalog.records, RELATIVE),
+            lambda: (
+                match_cards(service.match(request), service.catalog.records, RELATIVE),
+                encode_paste(read),
+            ),
         )
     except ValidationError:
         return Outcome([], "Paste a traceback or an error message first.", 422)
     except ProblemError as exc:
         return Outcome([], exc.detail, exc.status)
-    encoded, cut = encode_paste(read)
-    link = RELATIVE.match(paste=encoded, jaxVersion=jax_version.strip() or None)
+    link = None
+    if encoded is not None:
+        link = RELATIVE.match(paste=encoded, jaxVersion=jax_version.strip() or None)
     if cut:
-        notes.append("The link to this result holds the paste's last lines only.")
+        notes.append(
+            "The link to this result holds the paste's last lines only."
+            if link
+            else "The paste's last line is too long for a link to this result."
+        )
     return Outcome(cards, note=" ".join(notes) or None, link=link)
 
 
