@@ -622,7 +622,7 @@ _RULES: tuple[Rule, ...] = (
     _rule(
         "MGPU-TMA-INTEGER-BITWIDTH",
         None,
-        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.2).",
+        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.1).",
         "ValueError",
         "Unsupported integer bitwidth: {bits}",
         lambda q: q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS,
@@ -630,7 +630,7 @@ _RULES: tuple[Rule, ...] = (
             f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
             "integers of 2, 4, 8, 16, 32 or 64 bits"
         ),
-        since=(0, 7, 2),
+        since=(0, 7, 1),
         older=(
             Wording(
                 (0, 6, 1),
@@ -641,7 +641,7 @@ _RULES: tuple[Rule, ...] = (
                 ),
                 explain=lambda q: (
                     f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
-                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.1"
+                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.0"
                 ),
             ),
         ),

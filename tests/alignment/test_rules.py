@@ -246,8 +246,8 @@ def test_old_pallas_calls_load_the_block_before_building_the_pipeline(
     assert first.message.startswith(opening)
 
 
-def test_tma_moves_2_bit_integers_from_0_7_2() -> None:
-    """launch_context.py of 0.7.1 has no 2-bit TMA integer type; 0.7.2 adds it."""
-    old = check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.1").first_violation
+def test_tma_moves_2_bit_integers_from_0_7_1() -> None:
+    """launch_context.py of 0.7.0 has no 2-bit TMA integer type; 0.7.1 adds it."""
+    old = check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.0").first_violation
     assert old is not None and old.message == "Unsupported integer bitwidth: 2"
-    assert check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.2").ok
+    assert check("copy_gmem_to_smem", (8, 128), "int2", jax_version="0.7.1").ok
