@@ -79,9 +79,6 @@ class Fix:
     description: str
     note: str  # what else the fix asks of the data ("" when only the shape changes)
 
-    def keeps_types(self, dtype: str, target_dtype: str | None) -> bool:
-        return self.dtype == dtype and self.target_dtype == target_dtype
-
 
 @dataclass(frozen=True)
 class _Candidate:

@@ -6,15 +6,13 @@ numpy reductions, so the same function answers for one case (Python ints) and
 for a whole batch of candidate shapes (numpy arrays).
 
 Message wordings are per JAX release. The ranges were read from the source of
-each PyPI release of ``jax`` (0.5.0 to 0.10.2) rather than guessed from commit
-dates; the catalog's dated commits land in these releases:
+each PyPI release of ``jax`` rather than guessed from commit dates (0.7.0 to
+0.10.2 are modelled); the catalog's dated commits land in these releases:
 
 * COPY-WARPGROUP-BYTES: bb2e2303d7 (2024-10-24) -> 0.4.36, ab57051f06
   (2025-08-18) -> 0.7.1, 26509a46a3 (2025-11-27) -> 0.8.2.
-* COPY-INTEGER-BYTES: da7b1577e2 (2025-04-04) -> 0.6.0; before it, sub-byte
-  dtypes failed ``assert bw % 8 == 0, ty`` in ``bytewidth``.
-* TMA-LASTDIM-128BITS: e287c7ffc0 (2025-04-10) -> 0.6.0 (bits); 0.5.x counted
-  bits under the "bytes ... 16" wording.
+* COPY-INTEGER-BYTES: da7b1577e2 (2025-04-04) -> 0.6.0.
+* TMA-LASTDIM-128BITS: e287c7ffc0 (2025-04-10) -> 0.6.0 (bits).
 * TMA-BOX-256: the ``, got (...)`` tail arrived in 0.8.2.
 * WGSTRIDED-ELEMENT-MULTIPLE: ``{memref}`` subject from 0.5.0 on.
 * REFUNION-BYTE-ALIGNED-SHAPES: the ``Got shape: ...`` tail arrived in 0.8.2.
@@ -48,7 +46,6 @@ Explain = Callable[[Quantities], str]
 
 # Element types the TMA descriptor accepts, besides integers (launch_context._tma_dma_type).
 TMA_FLOATS = frozenset({"f16", "f32", "bf16", "f8E5M2", "f8E4M3FN", "f8E8M0FNU", "f4E2M1FN"})
-TMA_FLOATS_BEFORE_0_7 = TMA_FLOATS - {"f8E8M0FNU", "f4E2M1FN"}
 TMA_INTEGER_BITS = frozenset({2, 4, 8, 16, 32, 64})
 
 
@@ -219,16 +216,6 @@ _RULES: tuple[Rule, ...] = (
         "Can only transfer integer bytes (shape={shape_list}, dtype={element_type})",
         lambda q: q["total_bits"] % 8 != 0,
         _explain_integer_bytes,
-        since=(0, 6, 0),
-        older=(
-            Wording(
-                OLDEST_MODELLED,
-                "AssertionError",
-                "{element_type}",
-                condition=lambda q: q["bits"] % 8 != 0,
-                explain=lambda q: f"{q['bits']}-bit elements: bytewidth() asserts bits mod 8 = 0",
-            ),
-        ),
     ),
     _rule(
         "MGPU-COPY-WARPGROUP-BYTES",
@@ -359,15 +346,6 @@ _RULES: tuple[Rule, ...] = (
         "divisible by 128, but got {zeroth_bits}",
         lambda q: q["slice_last"] * q["bits"] % TMA_ROW_BITS != 0,
         _explain_last_dim,
-        since=(0, 6, 0),
-        older=(
-            Wording(  # bits counted, under the old wording
-                OLDEST_MODELLED,
-                "ValueError",
-                "Async copies require the number of bytes copied along the last dimension to "
-                "be divisible by 16, but got {zeroth_bits}",
-            ),
-        ),
     ),
     _rule(
         "MGPU-TMA-SWIZZLE-LASTDIM",
@@ -644,7 +622,7 @@ _RULES: tuple[Rule, ...] = (
     _rule(
         "MGPU-TMA-INTEGER-BITWIDTH",
         None,
-        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.2).",
+        "The TMA descriptor moves integers of 2, 4, 8, 16, 32 or 64 bits (2 from 0.7.1).",
         "ValueError",
         "Unsupported integer bitwidth: {bits}",
         lambda q: q["kind"] in ("bool", "int", "uint") and q["bits"] not in TMA_INTEGER_BITS,
@@ -652,7 +630,7 @@ _RULES: tuple[Rule, ...] = (
             f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
             "integers of 2, 4, 8, 16, 32 or 64 bits"
         ),
-        since=(0, 7, 2),
+        since=(0, 7, 1),
         older=(
             Wording(
                 (0, 6, 1),
@@ -663,7 +641,7 @@ _RULES: tuple[Rule, ...] = (
                 ),
                 explain=lambda q: (
                     f"{q['dtype_name']} is {q['element_type']} ({q['bits']} bit); TMA moves "
-                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.1"
+                    "integers of 4, 8, 16, 32 or 64 bits until 0.7.0"
                 ),
             ),
         ),
@@ -674,17 +652,7 @@ _RULES: tuple[Rule, ...] = (
         "The TMA descriptor has no element type for some floats (f64, most float8 variants).",
         lambda q: q["kind"] == "float" and q["element_type"] not in TMA_FLOATS,
         lambda q: f"TMA has no element type for {q['element_type']}",
-        (
-            Wording(
-                (0, 6, 0),
-                "ValueError",
-                "unsupported TMA dtype {element_type}",
-                condition=lambda q: (
-                    q["kind"] == "float" and q["element_type"] not in TMA_FLOATS_BEFORE_0_7
-                ),
-            ),
-            Wording((0, 7, 0), "ValueError", "unsupported TMA dtype {element_type}"),
-        ),
+        (Wording(OLDEST_MODELLED, "ValueError", "unsupported TMA dtype {element_type}"),),
     ),
     _rule(
         "MGPU-LOAD-BYTEWIDTH",

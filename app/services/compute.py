@@ -295,16 +295,15 @@ class ComputeService:
         )
 
 
-def checked_jax_version(text: str | None, field: str = "jaxVersion") -> str | None:
+def checked_jax_version(text: str | None, field: str = "jaxVersion") -> None:
     """The one rule for a JAX version, wherever a user gives one (API, pages, chat, CLI): a
     release the engine models, or ``main``; anything else is a 422 naming ``field``."""
     if text is None:
-        return None
+        return
     try:
         parse_version(text)
     except AlignmentInputError as exc:
         raise invalid_field(field, str(exc)) from None
-    return text
 
 
 def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:

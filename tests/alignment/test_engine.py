@@ -341,11 +341,12 @@ def test_huge_dimensions_compute_exactly() -> None:
         ({"target_dtype": "int8"}, "target_dtype", "takes no target_dtype"),
         ({"operation": "smem_bitcast"}, "target_dtype", "needs a target_dtype"),
         ({"target_dtype": "bf17", "operation": "smem_bitcast"}, "target_dtype", "bfloat16"),
-        ({"jax_version": "0.4.30"}, "jax_version", "errata models JAX 0.5.0 to 0.10.2"),
+        ({"jax_version": "0.4.30"}, "jax_version", "errata models JAX 0.7.0 to 0.10.2"),
+        ({"jax_version": "0.6.1"}, "jax_version", "JAX 0.6.1 is not modelled"),
         ({"jax_version": "0.4.38"}, "jax_version", "JAX 0.4.38 is not modelled"),
         ({"jax_version": "banana"}, "jax_version", "cannot read"),
         ({"jax_version": "latest"}, "jax_version", "cannot read"),
-        ({"jax_version": "0.6.0", "operation": "ref_union"}, "jax_version", "0.6.1"),
+        ({"jax_version": "0.10.0", "operation": "async_store"}, "jax_version", "0.10.1"),
     ],
 )
 def test_bad_input_names_its_field(kwargs: dict, field: str, text: str) -> None:

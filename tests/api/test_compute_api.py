@@ -93,7 +93,7 @@ def test_error_id_or_rule_implies_the_operation(client: httpx.Client) -> None:
 
 def test_older_jax_versions_use_their_own_wording(client: httpx.Client) -> None:
     case = {"operation": "copy_gmem_to_smem", "shape": [8], "dtype": "float32"}
-    old = client.post("/api/compute", json={**case, "jaxVersion": "0.5.0"}).json()
+    old = client.post("/api/compute", json={**case, "jaxVersion": "0.7.0"}).json()
     new = client.post("/api/compute", json={**case, "jaxVersion": "0.10.2"}).json()
     assert old["firstViolation"]["rule"] == new["firstViolation"]["rule"]
     assert old["firstViolation"]["message"] != new["firstViolation"]["message"]

@@ -117,10 +117,10 @@ def test_bad_pastes(client: httpx.Client) -> None:
 
 
 def test_the_jax_version_comes_from_the_body_else_from_the_query(client: httpx.Client) -> None:
-    """The fix is the engine's for the JAX version the paste came from: JAX 0.5 worded the
-    copy error differently."""
+    """The fix is the engine's for the JAX version the paste came from: JAX 0.7.0 worded the
+    warpgroup check that follows differently."""
     text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
-    old = {"jaxVersion": "0.5.0"}
+    old = {"jaxVersion": "0.7.0"}
     answers = [
         client.post("/api/match", params=old, content=text, headers={"Content-Type": "text/plain"}),
         client.post("/api/match", params=old, json={"text": text}),
@@ -128,8 +128,9 @@ def test_the_jax_version_comes_from_the_body_else_from_the_query(client: httpx.C
         client.post("/api/match", json={"text": text}),
     ]
     fixes = [answer.json()["matches"][0]["fix"] for answer in answers]
-    assert [fix["jaxVersion"] for fix in fixes] == ["0.5.0", "0.5.0", "0.10.2", "0.10.2"]
-    assert fixes[0]["firstViolation"]["message"] != fixes[2]["firstViolation"]["message"]
+    assert [fix["jaxVersion"] for fix in fixes] == ["0.7.0", "0.7.0", "0.10.2", "0.10.2"]
+    assert fixes[0]["violations"][1]["message"] == "Only aligned copies are supported"
+    assert fixes[2]["violations"][1]["message"].endswith("Got bytes=3 but warpgroup size is 128")
     too_long = client.post("/api/match", params={"jaxVersion": "0." * 21}, json={"text": text})
     assert_problem(too_long, 422, "jaxVersion")
 
