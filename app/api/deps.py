@@ -21,6 +21,7 @@ from app.api.tokens import token_allowed
 from app.config import Settings
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
+from app.records.version_watch import has_written
 from app.services.catalog import Catalog, CatalogCache
 from app.services.match import MatchService
 
@@ -41,7 +42,10 @@ async def get_store(request: Request) -> AsyncIterator[RecordStore]:
     try:
         yield RecordStore(session, request.app.state.version_watch)
         if session.in_transaction():
+            wrote = has_written(session)
             await run_in_threadpool(session.commit)
+            if wrote:
+                await catch_up(request)
     except BaseException:
         if session.in_transaction():
             await run_in_threadpool(session.rollback)
@@ -57,24 +61,21 @@ StoreDep = Annotated[RecordStore, Depends(get_store, scope="function")]
 
 
 async def get_catalog(request: Request) -> Catalog:
-    """The process's catalog. A request never waits for the database unless a write through
-    this process came after the catalog was last checked (so that a writer's next match
-    sees its write): otherwise, when the version reading has aged, the catalog held
-    answers while one run in the thread pool reads the version and catches up.
+    """The process's catalog, without waiting for the database: when the version reading
+    has aged, the catalog held answers while one run in the thread pool reads the version
+    and catches up (a write through this process has caught up before its answer, see
+    ``catch_up``). Only a process without any catalog yet waits for one.
 
-    The requests that wait share one such run, unless a write through this process came
-    between: a run begun before the write may miss it. While the database is unreachable
-    the answer says the catalog may be stale (``X-Catalog-Stale``).
-
-    The match and compute endpoints call this themselves: on them, FastAPI's resolving of
-    a dependency costs more than the lookup.
+    While the database is unreachable the answer says the catalog may be stale
+    (``X-Catalog-Stale``). The match and compute endpoints call this themselves: on them,
+    FastAPI's resolving of a dependency costs more than the lookup.
     """
     cache: CatalogCache = request.app.state.catalog
     catalog = cache.ready()
     if catalog is not None:
         return catalog
     refresh: SharedRun = request.app.state.catalog_refresh
-    catalog = cache.held()
+    catalog = cache.newest()
     if catalog is None:
         catalog = await refresh.run(cache.generation, cache.current)
     else:
@@ -86,6 +87,15 @@ async def get_catalog(request: Request) -> Catalog:
             f"database unreachable; catalog of store version {catalog.version}",
         )
     return catalog
+
+
+async def catch_up(request: Request) -> None:
+    """After a write commits: the catalog takes it in before the writer is answered, so the
+    writer's next match sees it, while every other request goes on with the catalog held.
+    (A write of many records starts a rebuild instead, and does not wait for it.)"""
+    cache: CatalogCache = request.app.state.catalog
+    refresh: SharedRun = request.app.state.catalog_refresh
+    await refresh.run(cache.generation, cache.current)
 
 
 CatalogDep = Annotated[Catalog, Depends(get_catalog)]

@@ -78,6 +78,11 @@ def mark_written(session: Session) -> None:
     session.info[_WROTE] = True
 
 
+def has_written(session: Session) -> bool:
+    """Whether the store wrote in the session's transaction (until it ends)."""
+    return bool(session.info.get(_WROTE))
+
+
 def forget_after_writes(sessions: sessionmaker[Session], watch: VersionWatch) -> None:
     """Make ``watch`` forget its reading when a transaction of ``sessions`` that wrote ends
     (once committed; a rolled-back write costs only a needless re-read)."""

@@ -303,7 +303,6 @@ class CatalogCache:
         self._versions = versions
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
-        self._checked_generation = -1  # the watch's generation when the catalog was checked
         self._rebuilding: threading.Thread | None = None
         self.unreachable = False  # the last attempt to read the store failed
 
@@ -313,13 +312,6 @@ class CatalogCache:
         catalog = self._catalog
         version = self._versions.known()
         return catalog if catalog is not None and catalog.version == version else None
-
-    def held(self) -> Catalog | None:
-        """The catalog held, current or not, unless a write through this process came after
-        it was checked (a request then waits for ``current``, which applies that write)."""
-        if self._checked_generation != self._versions.generation:
-            return None
-        return self._catalog
 
     def newest(self) -> Catalog | None:
         """The catalog held, however old (``None`` before the first is built)."""
@@ -341,20 +333,17 @@ class CatalogCache:
             catalog = self.ready()
             if catalog is not None:
                 return catalog
-            generation = self._versions.generation
             try:
                 catalog = self._refreshed()
             except DATABASE_UNAVAILABLE:
                 if self._catalog is None:
                     raise
                 self.unreachable = True
-                self._checked_generation = generation
                 log.warning(
                     "database unreachable: answering from catalog %d", self._catalog.version
                 )
                 return self._catalog
             self.unreachable = False
-            self._checked_generation = generation
             return catalog
 
     def _refreshed(self) -> Catalog:
