@@ -26,9 +26,14 @@ from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as pltriton
 from jax.sharding import AbstractMesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import REPO_ROOT
+from app.config import CURATED_SEED_PATHS, REPO_ROOT
 from app.matching.templates import compile_pattern
+from app.records.importer import import_paths
+from app.records.version_watch import VersionWatch
+from app.services.catalog import Catalog, CatalogCache
+from app.services.match import MatchRequest, MatchService
 from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle
@@ -363,14 +368,14 @@ def curated_records() -> dict[str, dict[str, Any]]:
     return found
 
 
+def _v5e() -> tpu_info.TpuInfo:
+    return tpu_info.get_tpu_info_for_chip(tpu_info.ChipVersion.TPU_V5E, 1)
+
+
 @pytest.fixture
 def cpu_as_tpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """TPU lowering reads the chip's sublanes and lanes from the device: say it is a v5e."""
-    monkeypatch.setitem(
-        tpu_info.registry,
-        "cpu",
-        lambda: tpu_info.get_tpu_info_for_chip(tpu_info.ChipVersion.TPU_V5E, 1),
-    )
+    monkeypatch.setitem(tpu_info.registry, "cpu", _v5e)
 
 
 def lower(case: Lowering) -> None:
@@ -378,20 +383,46 @@ def lower(case: Lowering) -> None:
     jax.jit(function).trace(*arguments).lower(lowering_platforms=(platform,))
 
 
+def raised_by(case: Lowering) -> BaseException:
+    with pytest.raises(Exception) as raised:
+        lower(case)
+    return user_facing_error(raised.value)
+
+
+@functools.cache
+def pasted_traceback(record_id: str) -> str:
+    """The traceback a user would paste: the before's error, formatted as Python prints it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(tpu_info.registry, "cpu", _v5e)
+        error = raised_by(CASES[record_id][0])
+    return "".join(traceback.format_exception(error))
+
+
+@pytest.fixture(scope="module")
+def catalog(session_factory: sessionmaker[Session]) -> Catalog:
+    """What people wrote (seeds, records, annotations), as the matcher reads it."""
+    import_paths(session_factory, list(CURATED_SEED_PATHS))
+    return CatalogCache(session_factory, VersionWatch()).current()
+
+
 @pytest.mark.usefixtures("cpu_as_tpu")
 @pytest.mark.parametrize("record_id", sorted(CASES))
 def test_before_raises_the_record_from_its_site_and_after_lowers(record_id: str) -> None:
     record = curated_records()[record_id]
     before, after = CASES[record_id]
-    with pytest.raises(Exception) as raised:
-        lower(before)
-    error = user_facing_error(raised.value)
+    error = raised_by(before)
     assert type(error).__name__ == record["errorClass"], error
     site = traceback.extract_tb(error.__traceback__)[-1]
     assert site.filename.endswith(record["filePath"]), site
     assert site.lineno == record["lineNumber"], site
     assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
     lower(after)
+
+
+@pytest.mark.parametrize("record_id", sorted(CASES))
+def test_the_pasted_traceback_is_matched_to_the_record(record_id: str, catalog: Catalog) -> None:
+    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(record_id)))
+    assert [found.errorId for found in answer.matches][:1] == [record_id], answer.matches
 
 
 def test_records_say_lowered_exactly_when_they_are() -> None:
