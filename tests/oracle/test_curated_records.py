@@ -1,0 +1,430 @@
+"""The curated records of mined sites, checked against JAX itself.
+
+For each record whose fix can be lowered on a CPU, the smallest kernel of its example fix is
+built twice: the "before" must raise the record's error from the record's own site (class,
+file and line of JAX 0.10.2, and a message the record's match pattern reads), and the
+"after" must lower. Mosaic GPU and Triton kernels lower for CUDA, TPU kernels for TPU:
+neither needs the device. TPU lowering asks the device for its chip's tiling, so the CPU
+device is registered as a TPU v5e for these tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax._src.pallas.mosaic import tpu_info
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as pltriton
+from jax.sharding import AbstractMesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import CURATED_SEED_PATHS, REPO_ROOT
+from app.matching.templates import compile_pattern
+from app.records.importer import import_paths
+from app.records.version_watch import VersionWatch
+from app.services.catalog import Catalog, CatalogCache
+from app.services.match import MatchRequest, MatchService
+from tests.oracle.jax_kernels import user_facing_error
+
+pytestmark = pytest.mark.oracle
+
+f32 = jnp.float32
+# Built inside a test, so that the oracle's JAX configuration (CPU only, x64) holds first.
+Lowering = Callable[[], tuple[Callable[..., Any], list[jax.ShapeDtypeStruct], str]]
+
+
+def spec(shape: tuple[int, ...], dtype: Any = f32, **kwargs: Any) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, dtype, **kwargs)
+
+
+def mosaic_gpu(warpgroup: bool = False) -> plgpu.CompilerParams:
+    if warpgroup:
+        return plgpu.CompilerParams(lowering_semantics=plgpu.LoweringSemantics.Warpgroup)
+    return plgpu.CompilerParams()
+
+
+def copy_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def add_one_kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[...] + 1
+
+
+# --- Mosaic GPU -----------------------------------------------------------------------------
+
+
+def layout_casts(conflicting: bool) -> Any:
+    def kernel(x_ref, o_ref):
+        x = plgpu.layout_cast(x_ref[...], plgpu.Layout.WGMMA)
+        other = x
+        if conflicting:
+            strided = plgpu.Layout.WG_STRIDED((128, 128), vec_size=1)
+            other = plgpu.layout_cast(x_ref[...], strided)
+            x = plgpu.layout_cast(x_ref[...], plgpu.Layout.WGMMA)
+            other = plgpu.layout_cast(x, strided)
+        o_ref[...] = x + other
+
+    call = pl.pallas_call(kernel, out_shape=spec((128, 128)), compiler_params=mosaic_gpu(True))
+    return call, [spec((128, 128))], "cuda"
+
+
+def remote_copy(warpgroup: bool) -> Any:
+    def body(x_gmem, o_gmem, smem, barrier):
+        peer = plgpu.remote_ref(x_gmem, 1, device_id_type=pl.DeviceIdType.LOGICAL)
+        plgpu.copy_gmem_to_smem(peer, smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec((128,)),
+        scratch_types=[plgpu.SMEM((128,), f32), plgpu.Barrier()],
+        compiler_params=mosaic_gpu(warpgroup),
+    )
+    return kernel, [spec((128,))], "cuda"
+
+
+def delayed_pipeline(max_concurrent_steps: int) -> Any:
+    block = (64, 128)
+
+    def body(x_gmem, o_gmem):
+        def step(indices, x_smem, o_smem):
+            o_smem[...] = x_smem[...]
+
+        plgpu.emit_pipeline(
+            step,
+            grid=(4,),
+            in_specs=[plgpu.BlockSpec(block, lambda i: (i, 0), delay_release=1)],
+            out_specs=[plgpu.BlockSpec(block, lambda i: (i, 0))],
+            max_concurrent_steps=max_concurrent_steps,
+        )(x_gmem, o_gmem)
+
+    kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
+    return kernel, [spec((256, 128), jnp.float16)], "cuda"
+
+
+def wgmma_lhs(transformed: bool) -> Any:
+    transforms = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(128))
+
+    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+        def accumulate(acc):
+            plgpu.wgmma(acc, a_smem, b_smem)
+            plgpu.wgmma_wait(0)
+            return acc[...]
+
+        o_gmem[...] = pl.run_scoped(accumulate, plgpu.ACC((64, 64), f32))
+
+    operand = spec((64, 64), jnp.float16)
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec((64, 64)),
+        scratch_types=[
+            plgpu.SMEM((64, 64), jnp.float16, transforms=transforms if transformed else ()),
+            plgpu.SMEM((64, 64), jnp.float16, transforms=transforms),
+            plgpu.Barrier(num_arrivals=2),
+        ],
+    )
+    return kernel, [operand, operand], "cuda"
+
+
+def prefix_sum_in_kernel(inside: bool, params: Any, platform: str) -> Any:
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.cumsum(x_ref[...], axis=-1) if inside else x_ref[...]
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)), compiler_params=params)
+    if inside:
+        return call, [spec((8, 128))], platform
+    return (lambda x: call(jnp.cumsum(x, axis=-1))), [spec((8, 128))], platform
+
+
+def iota(cast: bool) -> Any:
+    def body(o_ref):
+        value = jax.lax.broadcasted_iota(jnp.int32, (128,), 0)
+        if cast:
+            value = plgpu.layout_cast(value, plgpu.Layout.WG_STRIDED((128,), vec_size=1))
+        o_ref[...] = value
+
+    return plgpu.kernel(body, out_type=spec((128,), jnp.int32)), [], "cuda"
+
+
+# --- TPU ------------------------------------------------------------------------------------
+
+
+def sharded_call(shard_mapped: bool) -> Any:
+    mesh = AbstractMesh((2,), ("x",))
+
+    def per_block(block):
+        return pl.pallas_call(add_one_kernel, out_shape=spec(block.shape))(block)
+
+    def f(x):
+        if not shard_mapped:
+            return per_block(x)
+        mapped = jax.shard_map(
+            per_block, mesh=mesh, in_specs=P("x"), out_specs=P("x"), check_vma=False
+        )
+        return mapped(x)
+
+    return f, [spec((16, 128), sharding=NamedSharding(mesh, P("x")))], "tpu"
+
+
+def gather_rows(vector_index: bool) -> Any:
+    def kernel(x_ref, idx_ref, o_ref):
+        if vector_index:
+            o_ref[...] = x_ref[idx_ref[...], :]
+            return
+        for row in range(8):
+            o_ref[pl.ds(row, 1), :] = x_ref[pl.ds(idx_ref[row], 1), :]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((8, 128)),
+        in_specs=[
+            pl.BlockSpec(memory_space=pltpu.VMEM),
+            pl.BlockSpec(memory_space=pltpu.VMEM if vector_index else pltpu.SMEM),
+        ],
+    )
+    return call, [spec((64, 128)), spec((8,), jnp.int32)], "tpu"
+
+
+def tpu_prefix_sum(as_matmul: bool) -> Any:
+    if not as_matmul:
+        return prefix_sum_in_kernel(True, None, "tpu")
+
+    def kernel(x_ref, tri_ref, o_ref):
+        o_ref[...] = jnp.dot(x_ref[...], tri_ref[...], preferred_element_type=f32)
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)))
+    return (lambda x: call(x, jnp.triu(jnp.ones((128, 128), f32)))), [spec((8, 128))], "tpu"
+
+
+def tiled_copy(shape: tuple[int, ...], block: tuple[int, ...], grid: tuple[int, ...]) -> Any:
+    def index_map(*indices):
+        return indices
+
+    block_spec = pl.BlockSpec(block, index_map)
+    call = pl.pallas_call(
+        copy_kernel, out_shape=spec(shape), grid=grid, in_specs=[block_spec], out_specs=block_spec
+    )
+    return call, [spec(shape)], "tpu"
+
+
+def read_any_ref(with_dma: bool) -> Any:
+    def direct(x_hbm, o_ref):
+        o_ref[...] = x_hbm[...]
+
+    def through_vmem(x_hbm, o_ref, buffer, semaphore):
+        copy = pltpu.make_async_copy(x_hbm, buffer, semaphore)
+        copy.start()
+        copy.wait()
+        o_ref[...] = buffer[...]
+
+    scratch = [pltpu.VMEM((8, 128), f32), pltpu.SemaphoreType.DMA] if with_dma else []
+    call = pl.pallas_call(
+        through_vmem if with_dma else direct,
+        out_shape=spec((8, 128)),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        scratch_shapes=scratch,
+    )
+    return call, [spec((8, 128))], "tpu"
+
+
+# --- any backend: tracing -------------------------------------------------------------------
+
+
+def captured_table(passed_in: bool) -> Any:
+    table = jnp.arange(128, dtype=f32)
+
+    def capturing(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + table
+
+    def reading(x_ref, table_ref, o_ref):
+        o_ref[...] = x_ref[...] + table_ref[...]
+
+    if not passed_in:
+        return pl.pallas_call(capturing, out_shape=spec((128,))), [spec((128,))], "tpu"
+    call = pl.pallas_call(reading, out_shape=spec((128,)))
+    return (lambda x: call(x, table)), [spec((128,))], "tpu"
+
+
+def core_map_table(passed_in: bool) -> Any:
+    table = jnp.arange(128, dtype=f32)
+
+    def f(x):
+        @pl.run_state
+        def run(refs):
+            x_ref, table_ref, o_ref = refs
+
+            @pl.core_map(plgpu.Mesh())
+            def _():
+                o_ref[...] = x_ref[...] + (table_ref[...] if passed_in else table)
+
+        return run((x, table, jnp.zeros_like(x)))[2]
+
+    return f, [spec((128,))], "cuda"
+
+
+def blocked_copy(in_spec: pl.BlockSpec, inputs: int = 1) -> Any:
+    def kernel(*refs):
+        refs[-1][...] = refs[0][...]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((256, 256)),
+        grid=(2,),
+        in_specs=[in_spec] * inputs,
+        out_specs=pl.BlockSpec((128, 256), lambda i: (i, 0)),
+    )
+    return call, [spec((256, 256))] * max(inputs, 1), "tpu"
+
+
+def two_inputs(specs: int) -> Any:
+    call, _, platform = blocked_copy(pl.BlockSpec((128, 256), lambda i: (i, 0)), specs)
+    return call, [spec((256, 256))] * 2, platform
+
+
+# --- Triton ---------------------------------------------------------------------------------
+
+
+def triton_add_one(size: int) -> Any:
+    call = pl.pallas_call(
+        add_one_kernel, out_shape=spec((size,)), compiler_params=pltriton.CompilerParams()
+    )
+    return call, [spec((size,))], "cuda"
+
+
+def triton_set_first(with_where: bool) -> Any:
+    def kernel(x_ref, o_ref):
+        x = x_ref[...]
+        if with_where:
+            o_ref[...] = jnp.where(jnp.arange(128, dtype=jnp.int32) == 0, 0.0, x)
+        else:
+            o_ref[...] = x.at[0].set(0.0)
+
+    call = pl.pallas_call(kernel, out_shape=spec((128,)), compiler_params=pltriton.CompilerParams())
+    return call, [spec((128,))], "cuda"
+
+
+# Record id -> (before, after): the record's example fix as kernels to lower.
+CASES: dict[str, tuple[Lowering, Lowering]] = {
+    "7cfa01a5c408b193": (lambda: layout_casts(True), lambda: layout_casts(False)),
+    "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
+    "29fc3c30ba686b22": (lambda: delayed_pipeline(1), lambda: delayed_pipeline(2)),
+    "c2b669b5684f2ea3": (lambda: wgmma_lhs(False), lambda: wgmma_lhs(True)),
+    "bd89797078361e38": (
+        lambda: prefix_sum_in_kernel(True, mosaic_gpu(), "cuda"),
+        lambda: prefix_sum_in_kernel(False, mosaic_gpu(), "cuda"),
+    ),
+    "2ca0e88b1e0680e2": (lambda: iota(False), lambda: iota(True)),
+    "57a42e356c0fbc17": (lambda: sharded_call(False), lambda: sharded_call(True)),
+    "01643aa0e9d8645a": (lambda: gather_rows(True), lambda: gather_rows(False)),
+    "a3223b78387e9fa8": (lambda: tpu_prefix_sum(False), lambda: tpu_prefix_sum(True)),
+    "22e71e6cb4e9f1e9": (
+        lambda: tiled_copy((256, 512), (128, 100), (2, 4)),
+        lambda: tiled_copy((256, 512), (128, 128), (2, 4)),
+    ),
+    "7ea3dc8f696c31b9": (
+        lambda: tiled_copy((3000,), (1000,), (3,)),
+        lambda: tiled_copy((4096,), (1024,), (4,)),
+    ),
+    "6f33718193000ea0": (lambda: read_any_ref(False), lambda: read_any_ref(True)),
+    "d7bae62d587340e9": (lambda: captured_table(False), lambda: captured_table(True)),
+    "abade3148550af82": (lambda: core_map_table(False), lambda: core_map_table(True)),
+    "5893f88bb396a312": (
+        lambda: blocked_copy(pl.BlockSpec((128,), lambda i: (i,))),
+        lambda: blocked_copy(pl.BlockSpec((128, 256), lambda i: (i, 0))),
+    ),
+    "4e20488acc3c39bd": (
+        lambda: blocked_copy(pl.BlockSpec((128, 256), lambda i: (i,))),
+        lambda: blocked_copy(pl.BlockSpec((128, 256), lambda i: (i, 0))),
+    ),
+    "0ca44b88894ac56d": (lambda: two_inputs(1), lambda: two_inputs(2)),
+    "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
+    "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
+}
+
+
+@functools.cache
+def curated_records() -> dict[str, dict[str, Any]]:
+    """The records written for mined sites (they carry no catalog rule), by id."""
+    found = {}
+    for path in sorted((REPO_ROOT / "data" / "records").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))["record"]
+        if record.get("rule") is None:
+            found[record["id"]] = record
+    return found
+
+
+def _v5e() -> tpu_info.TpuInfo:
+    return tpu_info.get_tpu_info_for_chip(tpu_info.ChipVersion.TPU_V5E, 1)
+
+
+@pytest.fixture
+def cpu_as_tpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TPU lowering reads the chip's sublanes and lanes from the device: say it is a v5e."""
+    monkeypatch.setitem(tpu_info.registry, "cpu", _v5e)
+
+
+def lower(case: Lowering) -> None:
+    function, arguments, platform = case()
+    jax.jit(function).trace(*arguments).lower(lowering_platforms=(platform,))
+
+
+def raised_by(case: Lowering) -> BaseException:
+    with pytest.raises(Exception) as raised:
+        lower(case)
+    return user_facing_error(raised.value)
+
+
+@functools.cache
+def pasted_traceback(record_id: str) -> str:
+    """The traceback a user would paste: the before's error, formatted as Python prints it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(tpu_info.registry, "cpu", _v5e)
+        error = raised_by(CASES[record_id][0])
+    return "".join(traceback.format_exception(error))
+
+
+@pytest.fixture(scope="module")
+def catalog(session_factory: sessionmaker[Session]) -> Catalog:
+    """What people wrote (seeds, records, annotations), as the matcher reads it."""
+    import_paths(session_factory, list(CURATED_SEED_PATHS))
+    return CatalogCache(session_factory, VersionWatch()).current()
+
+
+@pytest.mark.usefixtures("cpu_as_tpu")
+@pytest.mark.parametrize("record_id", sorted(CASES))
+def test_before_raises_the_record_from_its_site_and_after_lowers(record_id: str) -> None:
+    record = curated_records()[record_id]
+    before, after = CASES[record_id]
+    error = raised_by(before)
+    assert type(error).__name__ == record["errorClass"], error
+    site = traceback.extract_tb(error.__traceback__)[-1]
+    assert site.filename.endswith(record["filePath"]), site
+    assert site.lineno == record["lineNumber"], site
+    assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
+    lower(after)
+
+
+@pytest.mark.parametrize("record_id", sorted(CASES))
+def test_the_pasted_traceback_is_matched_to_the_record(record_id: str, catalog: Catalog) -> None:
+    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(record_id)))
+    assert [found.errorId for found in answer.matches][:1] == [record_id], answer.matches
+
+
+def test_records_say_lowered_exactly_when_they_are() -> None:
+    lowered = {rid for rid, r in curated_records().items() if r["verifiedBy"].startswith("Lowered")}
+    assert lowered == set(CASES)
