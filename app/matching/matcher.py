@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from app.matching.index import Hit, PatternIndex
@@ -49,6 +49,37 @@ WRAPPED_PENALTY = 0.05  # found only once a message broken over lines was joined
 TRUNCATED_BASE, TRUNCATED_SPAN = 0.6, 0.3
 CLASS_MISMATCH = 0.8  # the record expects another exception class
 VERSION_MISMATCH = 0.7  # the wording is not that of the JAX version the user named
+# A message found inside some other line with no exception class right before it must show
+# this much of its literal text: prose reads like a short message too easily ("Unsupported
+# layout: I'll try another").
+LOOSE_MIN_LITERAL = 24
+# Where a message ends without a truncation marker (the end of a line, a closing backtick),
+# a cut is believed only when this much of the message's literal text shows.
+UNMARKED_CUT_MIN_LITERAL = 24
+
+# Exceptions that wrap another's message: what the wrapped message says is the error, and
+# the class the record expects is the wrapped one (often not printed at all).
+WRAPPER_CLASSES = frozenset(
+    {
+        "XlaRuntimeError",
+        "JaxRuntimeError",
+        "LoweringError",
+        "LoweringException",
+        "TritonLoweringException",
+        "MosaicError",
+        "JaxStackTraceBeforeTransformation",
+        "UnfilteredStackTrace",
+    }
+)
+_CLASS_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Transformation|StackTrace)"
+# What stands right before a wrapped message: a class, an absl status code, or a runtime's
+# own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ...").
+_LEAD_IN = re.compile(
+    rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
+    r"|Exception while lowering eqn|Error while lowering|Failed to lower)\s*:\s*)+\Z"
+)
+_INNER_CLASS = re.compile(rf"({_CLASS_NAME})\s*:\s*\Z")
+LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 
 
 @dataclass(frozen=True)
@@ -87,6 +118,10 @@ class Match:
     truncated: bool = False
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
+    found_in: str = "exception message"  # or "wrapped message", "cut message", "line", "cut line"
+    literal: str = ""  # the longest literal text of the pattern, which the index found
+    stripped: str = ""  # the text before the message on its line, left out of the match
+    unread: tuple[str, ...] = ()  # values a cut-off message no longer shows
 
 
 @dataclass(frozen=True)
@@ -110,6 +145,8 @@ class _Candidate:
     text: str
     score: float
     explains_all: bool = False  # the pattern accounts for the whole message
+    exception_class: str | None = None  # the class the message was raised with, if known
+    found_in: str = "exception message"
 
 
 def match_paste(
@@ -170,14 +207,45 @@ def _in_messages(
     for hit in hits:
         number, found_on = owners[hit.text]
         record = records[number]
-        share = min(1.0, (hit.end - hit.start) / len(texts[hit.text].strip()))
+        text = texts[hit.text]
+        wrapped, inner = _lead_in(text, hit.start)
+        # A wrapper's own words before the message are not part of what is left unexplained.
+        share = min(
+            1.0, (hit.end - hit.start) / len((text[hit.start :] if wrapped else text).strip())
+        )
         score = _location(record) * share**2
+        found_in = "exception message"
         if found_on is None:
             score -= WRAPPED_PENALTY
+            found_in = "wrapped message"
         line = record.line if found_on is None else found_on
         error = ("exception", number)
-        candidates.append(_Candidate(error, hit, line, record, texts[hit.text], score, share == 1))
+        raised_as = _raised_as(record, inner)
+        candidates.append(
+            _Candidate(error, hit, line, record, text, score, share == 1, raised_as, found_in)
+        )
     return candidates
+
+
+def _lead_in(text: str, start: int) -> tuple[bool, str | None]:
+    """Whether a wrapper's lead-in (classes, status codes, a runtime's words) stands right
+    before ``start``, and the last exception class it names."""
+    if start == 0:
+        return False, None
+    found = _LEAD_IN.search(text, max(0, start - LEAD_IN_REACH), start)
+    if found is None:
+        return False, None
+    classes = re.findall(rf"({_CLASS_NAME})\s*:", found[0])
+    inner = classes[-1].rsplit(".", 1)[-1] if classes else None
+    return True, None if inner in WRAPPER_CLASSES else inner
+
+
+def _raised_as(record: ExceptionRecord | None, inner: str | None) -> str | None:
+    """The class the message was raised with: the one named right before it, else the
+    exception's own unless that only wraps another's message."""
+    if inner is not None or record is None:
+        return inner
+    return None if record.short_class in WRAPPER_CLASSES else record.short_class
 
 
 def _in_cut_messages(
@@ -194,8 +262,12 @@ def _in_cut_messages(
         message = joined[number]
         for hit in index.search_truncated(message):
             score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
+            raised_as = _raised_as(record, _lead_in(message, hit.start)[1])
+            error = ("exception", number)
             candidates.append(
-                _Candidate(("exception", number), hit, record.line, record, message, score)
+                _Candidate(
+                    error, hit, record.line, record, message, score, False, raised_as, "cut message"
+                )
             )
     return candidates
 
@@ -211,26 +283,68 @@ def _in_loose_lines(
     lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: PatternIndex
 ) -> list[_Candidate]:
     """The hits in the loose lines (text ``first`` is ``loose[0]``), then those lines cut
-    off part-way."""
+    off part-way.
+
+    A message inside a line counts when an exception class stands right before it or it
+    shows ``LOOSE_MIN_LITERAL`` characters of literal text; a line, or a span in backticks,
+    that ends part-way through a message without a truncation marker counts when
+    ``UNMARKED_CUT_MIN_LITERAL`` characters of its literal text show.
+    """
     candidates = []
     for hit in hits:
         line = loose[hit.text - first]
-        candidates.append(_Candidate(("line", line), hit, line, None, lines[line], LOOSE_LINE))
-    found = {c.line for c in candidates}
-    for line in _possibly_cut(lines, loose):
-        cut = find_truncation(lines[line])
-        if cut is None or line in found:
+        text = lines[line]
+        inner = _lead_in(text, hit.start)[1]
+        if inner is None and sum(map(len, index.literals(hit.entry))) < LOOSE_MIN_LITERAL:
             continue
-        text = lines[line][: cut.start()].strip()
-        for hit in index.search_truncated(text):
-            score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
-            candidates.append(_Candidate(("line", line), hit, line, None, text, score))
+        error = ("line", line)
+        hit = _closed(hit, text)
+        candidates.append(
+            _Candidate(error, hit, line, None, text, LOOSE_LINE, False, inner, "line")
+        )
+    found = {c.line for c in candidates}
+    cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
+    markers = may_be_truncated("\n".join(lines[n] for n in loose))
+    for line in loose:
+        if line in found:
+            continue
+        cut = find_truncation(lines[line]) if markers else None
+        if cut is not None:
+            cuts.append((line, lines[line][: cut.start()].strip(), True))
+            continue
+        cuts.append((line, lines[line].strip(), False))
+        if "`" in lines[line]:
+            cuts.extend((line, span, False) for span in _CODE_SPAN.findall(lines[line]))
+    for hit in index.search_truncated_in([text for _, text, _ in cuts]):
+        line, text, marked = cuts[hit.text]
+        seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
+        if not marked and seen < UNMARKED_CUT_MIN_LITERAL:
+            continue
+        score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
+        inner = _lead_in(text, hit.start)[1]
+        error = ("line", line)
+        candidates.append(_Candidate(error, hit, line, None, text, score, False, inner, "cut line"))
     return candidates
 
 
-def _possibly_cut(lines: Sequence[str], numbers: Sequence[int]) -> Sequence[int]:
-    """``numbers``, or none of them when their lines hold no truncation marker at all."""
-    return numbers if may_be_truncated("\n".join(lines[n] for n in numbers)) else ()
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Where a message inside a line ends: a closing backtick or a table cell's pipe.
+_CLOSING = re.compile(r"`|\s+\|")
+
+
+def _closed(hit: Hit, text: str) -> Hit:
+    """A hit whose last value runs to the end of the line, ended where its message is
+    closed instead (a pattern's trailing ``(.+)`` would take ``6 | open |``)."""
+    if hit.end != len(text) or not hit.captures:
+        return hit
+    name, value = list(hit.captures.items())[-1]
+    closing = _CLOSING.search(value)
+    if closing is None or not text.endswith(value):
+        return hit
+    kept = value[: closing.start()].rstrip()
+    if not kept:
+        return hit
+    return replace(hit, captures={**hit.captures, name: kept}, end=hit.end - len(value) + len(kept))
 
 
 def _best_per_error(
@@ -243,7 +357,7 @@ def _best_per_error(
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
-        score = candidate.score * _agreement(metadata, candidate.record, version)
+        score = candidate.score * _agreement(metadata, candidate.exception_class, version)
         by_error.setdefault(candidate.error, []).append((round(score, 3), candidate))
     best = []
     for group in by_error.values():
@@ -282,9 +396,11 @@ def _match(
 ) -> Match:
     entry = index.entries[candidate.hit.entry]
     record = candidate.record
-    values = type_values(candidate.hit.captures)
+    hit = candidate.hit
+    values = type_values(hit.captures)
     if needs_context(values):
         infer_missing(values, sources(), candidate.line)
+    unread = tuple(name for name in index.group_names(hit.entry) if name not in hit.captures)
     return Match(
         record_id=entry.record_id,
         variant=entry.variant,
@@ -292,15 +408,19 @@ def _match(
         matched_line=paste.original_line(candidate.line),
         line_number=paste.original_line_number(candidate.line),
         chain_position=record.chain_position if record else None,
-        exception_class=record.qualified_class if record else None,
+        exception_class=record.qualified_class if record else candidate.exception_class,
         captures=candidate.hit.captures,
         values=values,
         pattern_id=candidate.hit.entry,
         pattern=index.pattern(candidate.hit.entry),
         normalized_line=candidate.text,
-        truncated=candidate.hit.truncated,
+        truncated=hit.truncated,
         metadata=entry.metadata,
         alternatives=alternatives,
+        found_in=candidate.found_in,
+        literal=max(index.literals(hit.entry), key=len, default=""),
+        stripped=candidate.text[: hit.start].strip(),
+        unread=unread if hit.truncated else (),
     )
 
 
@@ -311,12 +431,12 @@ def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:
 
 
 def _agreement(
-    metadata: Mapping[str, str], record: ExceptionRecord | None, version: tuple[int, ...] | None
+    metadata: Mapping[str, str], raised_as: str | None, version: tuple[int, ...] | None
 ) -> float:
     """Lower the score where the record disagrees with the paste or with the user."""
     factor = 1.0
     expected = metadata.get("exception_class")
-    if expected and record is not None and record.short_class != expected:
+    if expected and raised_as is not None and raised_as != expected:
         factor *= CLASS_MISMATCH
     versions = metadata.get("jax_versions")
     if versions and version is not None and not _version_in(version, versions):

@@ -48,6 +48,17 @@ class WhyOut(BaseModel):
     pattern: str
     normalizedLine: str
     truncated: bool
+    foundIn: str = Field(
+        description="Where the message was read: `exception message`, `wrapped message` "
+        "(joined from lines), `cut message` (an exception's, cut off), `line` (inside any "
+        "other line) or `cut line`."
+    )
+    literal: str = Field(description="The longest literal text of the pattern: what was found.")
+    stripped: str = Field(
+        description="Text before the message on its line, left out of the match (a log "
+        "prefix, a wrapper such as `INTERNAL: Mosaic failed to compile TPU kernel:`)."
+    )
+    unread: list[str] = Field(description="Values a cut-off message no longer shows.")
 
 
 class MatchOut(BaseModel):
@@ -149,6 +160,10 @@ class MatchService:
                 pattern=match.pattern,
                 normalizedLine=match.normalized_line,
                 truncated=match.truncated,
+                foundIn=match.found_in,
+                literal=match.literal,
+                stripped=match.stripped,
+                unread=list(match.unread),
             ),
         )
 
