@@ -21,6 +21,7 @@ from app.db import make_engine, make_session_factory
 from app.errors import NotFound, ProblemError
 from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_one, mine_releases
 from app.knowledge.scope import SourceTreeError
+from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 from app.migrate import upgrade
 from app.observability.logs import configure_logging
 from app.observability.multiprocess import metrics_dir
@@ -219,7 +220,11 @@ def mine_releases_command(
     """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
     with _output(out) as stream:
         tracks = mine_releases(git_dir, stream, rules_out=rules_out)
-    err.print(f"{len(tracks)} sites in {out}; lowering rules in {rules_out}")
+    frames_out = out.with_name(FRAME_INDEX_FILE.name)
+    write_frame_index(out, frames_out)
+    err.print(
+        f"{len(tracks)} sites in {out}; lowering rules in {rules_out}; frames in {frames_out}"
+    )
 
 
 @contextmanager

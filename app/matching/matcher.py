@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from app.matching.frames import FrameIndex, ReleaseReading
 from app.matching.index import Hit, PatternIndex
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
@@ -129,6 +130,7 @@ class MatchReport:
     matches: tuple[Match, ...]  # root causes first, then by score
     exceptions: tuple[FoundException, ...]
     unmatched: tuple[FoundException, ...]  # exceptions no record matched
+    release: ReleaseReading | None = None  # read when a frame index is given
 
     @property
     def root(self) -> Match | None:
@@ -150,11 +152,26 @@ class _Candidate:
 
 
 def match_paste(
-    text: str | bytes, index: PatternIndex, jax_version: str | None = None
+    text: str | bytes,
+    index: PatternIndex,
+    jax_version: str | None = None,
+    frames: FrameIndex | None = None,
 ) -> MatchReport:
-    """Find the known errors in ``text``. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
+    """Find the known errors in ``text``. Raises ``PasteTooLarge`` or ``UnreadablePaste``.
+
+    With ``frames``, the JAX release is read from the paste too, and the wordings of that
+    release win where the user names none (``jax_version`` wins over the paste).
+    """
     paste = normalize(text)
     reading = read_exceptions(paste.lines)
+    release = None
+    if frames is not None:
+        release = frames.read(paste.lines, reading.structure, jax_version)
+        pasted = tuple(
+            replace(e, line=paste.original_line_number(e.line)) for e in release.evidence
+        )
+        release = replace(release, evidence=pasted)
+        jax_version = release.used
     records = reading.exceptions
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
@@ -175,7 +192,7 @@ def match_paste(
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
-    return MatchReport(matches, found, unmatched)
+    return MatchReport(matches, found, unmatched, release)
 
 
 def _message_texts(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
+from app.matching.frames import FrameIndex, ReleaseReading
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
 
@@ -78,6 +79,11 @@ class MatchOut(BaseModel):
     fixUnavailable: str | None = Field(description="Why there is no fix, when there is none.")
     alternatives: list[str]
     why: WhyOut
+    sourceUrl: str | None = Field(
+        default=None,
+        description="The error's site in the release the answer follows (`release.used`), "
+        "pinned to that release's commit.",
+    )
 
 
 class ExceptionOut(BaseModel):
@@ -95,11 +101,36 @@ class SuggestionOut(BaseModel):
     score: float
 
 
+class EvidenceOut(BaseModel):
+    kind: str = Field(
+        description="`frame` (a JAX frame on an error site's line), `function` (a JAX frame "
+        "in a function with error sites) or `version` (a version the paste names)."
+    )
+    lineNumber: int
+    text: str
+    releases: list[str]
+
+
+class ReleaseOut(BaseModel):
+    releases: list[str] = Field(description="The JAX releases the paste can come from.")
+    span: str = Field(examples=["0.8.0–0.8.1"])
+    frames: int = Field(description="JAX frames that agree with these releases.")
+    evidence: list[EvidenceOut]
+    given: str | None = Field(description="The jaxVersion asked for: it wins over the paste.")
+    used: str | None = Field(description="The release the answer follows.")
+    contradiction: str | None = Field(
+        description="Where the jaxVersion asked for, or the paste's own versions, disagree."
+    )
+
+
 class MatchResponse(BaseModel):
     matches: list[MatchOut]
     exceptions: list[ExceptionOut]
     unmatched: list[ExceptionOut]
     suggestions: list[SuggestionOut]
+    release: ReleaseOut | None = Field(
+        default=None, description="Which JAX release the paste comes from, and why."
+    )
 
 
 class MatchService:
@@ -108,14 +139,20 @@ class MatchService:
         yet raises ``EngineNeeded``."""
         self.catalog = catalog
         self.engine = ComputeService(catalog, run_engine=run_engine)
+        self.frames = FrameIndex.load()
 
     def match(self, request: MatchRequest) -> MatchResponse:
         try:
-            report = match_paste(request.text, self.catalog.patterns, request.jaxVersion)
+            report = match_paste(
+                request.text, self.catalog.patterns, request.jaxVersion, self.frames
+            )
         except PasteTooLarge as exc:
             raise PayloadTooLarge(f"text: {exc}") from None
         except UnreadablePaste as exc:
             raise invalid_field("text", str(exc)) from None
+        release = report.release
+        if release is not None and request.jaxVersion is None and release.used is not None:
+            request = request.model_copy(update={"jaxVersion": release.used})
         matches = [self._match(match, request) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         return MatchResponse(
@@ -123,6 +160,7 @@ class MatchService:
             exceptions=[_exception(found) for found in report.exceptions],
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
+            release=_release(release) if release is not None and release.releases else None,
         )
 
     def _match(self, match: Match, request: MatchRequest) -> MatchOut:
@@ -155,6 +193,9 @@ class MatchService:
             fix=fix,
             fixUnavailable=reason,
             alternatives=list(match.alternatives),
+            sourceUrl=(
+                self.frames.source_url(info.id, request.jaxVersion) if request.jaxVersion else None
+            ),
             why=WhyOut(
                 patternId=match.pattern_id,
                 pattern=match.pattern,
@@ -224,6 +265,21 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
         op for op in operations if any(hint in text for hint in _OPERATION_HINTS.get(op, ()))
     ]
     return mentioned + [op for op in operations if op not in mentioned]
+
+
+def _release(reading: ReleaseReading) -> ReleaseOut:
+    return ReleaseOut(
+        releases=list(reading.releases),
+        span=reading.span,
+        frames=reading.frames,
+        evidence=[
+            EvidenceOut(kind=e.kind, lineNumber=e.line, text=e.text, releases=list(e.releases))
+            for e in reading.evidence
+        ],
+        given=reading.given,
+        used=reading.used,
+        contradiction=reading.contradiction,
+    )
 
 
 def _exception(found: FoundException) -> ExceptionOut:

@@ -7,6 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.knowledge.releases import release_commits
 from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -139,3 +140,24 @@ def test_a_record_added_through_the_api_is_matched_at_once(
     assert found[0]["captures"] == {"slot": "12", "total": "40"}
     curator.put("/api/errors/widget-overflow-1", json={"record": {**record, "retired": True}})
     assert match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"] == []
+
+
+def test_the_release_is_read_from_the_frames_with_its_evidence(client: httpx.Client) -> None:
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    body = match(client, text)
+    release = body["release"]
+    assert (release["span"], release["used"], release["contradiction"]) == (
+        "0.10.2",
+        "0.10.2",
+        None,
+    )
+    raising = [e for e in release["evidence"] if e["kind"] == "frame"]
+    assert raising and "_copy_gmem_to_smem_lowering" in raising[-1]["text"]
+    assert text.splitlines()[raising[-1]["lineNumber"] - 1].strip().startswith("File ")
+    commit = release_commits()["0.10.2"]
+    assert body["matches"][0]["sourceUrl"].startswith(
+        f"https://github.com/jax-ml/jax/blob/{commit}/"
+    )
+    asked = match(client, text, jaxVersion="0.8.1")["release"]
+    assert asked["used"] == "0.8.1"
+    assert asked["contradiction"] == "jaxVersion 0.8.1 but the paste reads 0.10.2"
