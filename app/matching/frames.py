@@ -14,6 +14,7 @@ milliseconds rather than parsing 20 MB of records.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -42,6 +43,10 @@ _VERSION = re.compile(
     r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
+# Lines between a frame and its exception: the source line, carets, JAX's separators.
+MAX_FRAME_TAIL = 6
+# A printed source line must show this much of an assert's condition to be taken for it.
+MIN_CONDITION = 8
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,19 @@ class ReleaseReading:
     given: str | None  # the user's jaxVersion
     used: str | None  # the user's, else the newest release the paste allows
     contradiction: str | None  # the user's version against the paste's, or the paste's own
+
+
+@dataclass(frozen=True)
+class RaisePoint:
+    """A mined site the exception's last frame points at, with why."""
+
+    record_id: str
+    file: str
+    function: str
+    line: int  # the frame's line in JAX's source
+    releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
+    paste_line: int  # the frame's line among the lines read
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -121,13 +139,20 @@ class FrameIndex:
             if self.sites[number].function.rsplit(".", 1)[-1] == frame.function
         ]
 
-    def source_url(self, record_id: str, release: str) -> str | None:
-        """The record's site as ``release`` shipped it, pinned to that release's commit."""
-        bit = self.mask(release)
-        commit = release_commits().get(release)
-        for file, line, mask in self._site_lines.get(record_id, ()):
-            if mask & bit and commit:
-                return source_url(commit, file, line, line)
+    def source_url(
+        self, record_id: str, release: str | None, or_newest: bool = False
+    ) -> str | None:
+        """The record's site as ``release`` shipped it, pinned to that release's commit;
+        with ``or_newest``, the newest release with the site when ``release`` has none."""
+        placed = self._site_lines.get(record_id, ())
+        wanted = self.mask(release) if release else 0
+        newest = max(placed, key=lambda entry: entry[2], default=None)
+        for file, line, mask in placed:
+            if mask & wanted:
+                return source_url(release_commits()[str(release)], file, line, line)
+        if or_newest and newest is not None:
+            file, line, mask = newest
+            return source_url(release_commits()[self.names(mask)[-1]], file, line, line)
         return None
 
     @cached_property
@@ -158,6 +183,72 @@ class FrameIndex:
                 function = (match["function"] or match["ifunction"]).rsplit(".", 1)[-1]
                 found.append(Frame(file, line, function, number))
         return found
+
+    def raise_points(
+        self, lines: Sequence[str], structure: frozenset[int], exception_line: int, short_class: str
+    ) -> list[RaisePoint]:
+        """The sites the frame right above an exception line points at, surest first: a site
+        on the frame's line, an assert whose condition is the frame's source line, else the
+        function's sites raising that class (a message built at run time, an unmined
+        release)."""
+        found = self._raising_frame(lines, structure, exception_line)
+        if found is None:
+            return []
+        frame, source = found
+        ranked: list[tuple[int, RaisePoint]] = []
+        fallback: list[tuple[int, RaisePoint]] = []
+        for number in self._function_sites.get((frame.file, frame.function), ()):
+            site = self.sites[number]
+            placed = self._lines[frame.file].get(str(frame.line), ())
+            mask = sum(m for n, m in placed if n == number)
+            same_class = site.error_class == short_class
+            asserted = site.kind == "assert" and _same_condition(site.condition, source)
+            reasons = []
+            if mask:
+                reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
+            if asserted:
+                reasons.append("the frame's source line is this assert's condition")
+            point = RaisePoint(
+                site.record_id,
+                frame.file,
+                frame.function,
+                frame.line,
+                self.names(mask),
+                frame.paste_line,
+                "; ".join(reasons) or f"this function raises {short_class} here",
+            )
+            rank = 2 * bool(mask) + 2 * asserted + same_class
+            if mask or asserted:
+                ranked.append((rank, point))
+            elif same_class:
+                fallback.append((rank, point))
+        chosen = ranked or fallback
+        chosen.sort(key=lambda pair: -pair[0])
+        return [point for _, point in chosen]
+
+    @cached_property
+    def _function_sites(self) -> dict[tuple[str, str], list[int]]:
+        """(file, function) → its sites' numbers, in order."""
+        table: dict[tuple[str, str], list[int]] = {}
+        for number, site in enumerate(self.sites):
+            key = (site.file, site.function.rsplit(".", 1)[-1])
+            table.setdefault(key, []).append(number)
+        return table
+
+    def _raising_frame(
+        self, lines: Sequence[str], structure: frozenset[int], exception_line: int
+    ) -> tuple[Frame, str] | None:
+        """The JAX frame right above ``exception_line`` and its source line, if any."""
+        number = exception_line - 1
+        while number >= 0 and number in structure and exception_line - number <= MAX_FRAME_TAIL:
+            frames = self.frames(lines, (number,))
+            if frames:
+                source = lines[number + 1].strip() if number + 1 < exception_line else ""
+                return frames[0], source
+            if _FRAME.match(lines[number]):
+                return None  # the last frame is not JAX's
+            number -= 1
+        return None
 
     def _file(self, path: str) -> str | None:
         """The path from its ``jax/`` (or ``jaxlib/``) on, if that is a file with sites;
@@ -238,6 +329,22 @@ def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
             bits ^= low
     top = max(counts.values())
     return sum(bit for bit, count in counts.items() if count == top), top
+
+
+def _same_condition(condition: str, source: str) -> bool:
+    """Whether ``source`` (``assert <condition>[, message]``, perhaps only its first line)
+    is the assert of ``condition`` (as the miner unparses it: ``all((x for x in y))``)."""
+    if not source.startswith("assert"):
+        return False
+    try:
+        statement = ast.parse(source).body[0]
+    except SyntaxError:  # a multi-line assert, cut after its first line
+        statement = None
+    if isinstance(statement, ast.Assert):
+        return ast.unparse(statement.test) == condition
+    printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
+    wanted = re.sub(r"\s+", "", condition)
+    return len(printed) >= MIN_CONDITION and wanted.startswith(printed)
 
 
 def _release_of(version: str) -> str | None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from app.matching.frames import FrameIndex, ReleaseReading
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
 from app.matching.index import Hit, PatternIndex
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
@@ -131,6 +131,9 @@ class MatchReport:
     exceptions: tuple[FoundException, ...]
     unmatched: tuple[FoundException, ...]  # exceptions no record matched
     release: ReleaseReading | None = None  # read when a frame index is given
+    # Where a JAX frame raised an exception no message matched (a bare AssertionError, a
+    # message built at run time), the sites it points at, surest first.
+    raise_points: tuple[RaisePoint, ...] = ()
 
     @property
     def root(self) -> Match | None:
@@ -188,11 +191,25 @@ def match_paste(
     candidates += _in_cut_messages(records, joined, index, explained)
     candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index)
 
-    matches = _best_per_error(candidates, index, paste, _version(jax_version))
+    points: dict[tuple[str, int], list[RaisePoint]] = {}
+    if frames is not None:
+        for number, record in enumerate(records):
+            first = (record.message_line_numbers or (record.line,))[0]
+            at = frames.raise_points(paste.lines, reading.structure, first, record.short_class)
+            if at:
+                points[("exception", number)] = at
+    raised = {error: {p.record_id for p in at} for error, at in points.items()}
+    matches = _best_per_error(candidates, index, paste, _version(jax_version), raised)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
-    return MatchReport(matches, found, unmatched, release)
+    unexplained = tuple(
+        replace(point, paste_line=paste.original_line_number(point.paste_line))
+        for error, at in points.items()
+        if error not in matched
+        for point in at
+    )
+    return MatchReport(matches, found, unmatched, release, unexplained)
 
 
 def _message_texts(
@@ -369,16 +386,25 @@ def _best_per_error(
     index: PatternIndex,
     paste: NormalizedPaste,
     version: tuple[int, ...] | None,
+    raised: Mapping[tuple[str, int], set[str]],
 ) -> tuple[Match, ...]:
-    """One match per error, root causes first, each error reported once."""
+    """One match per error, root causes first, each error reported once. Of the records a
+    message fits, the one whose site the exception's last frame is at comes first."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
         score = candidate.score * _agreement(metadata, candidate.exception_class, version)
         by_error.setdefault(candidate.error, []).append((round(score, 3), candidate))
     best = []
-    for group in by_error.values():
-        group.sort(key=lambda pair: (-pair[0], _negated(index.specificity(pair[1].hit.entry))))
+    for error, group in by_error.items():
+        here = raised.get(error, set())
+        group.sort(
+            key=lambda pair: (
+                index.entries[pair[1].hit.entry].record_id not in here,
+                -pair[0],
+                _negated(index.specificity(pair[1].hit.entry)),
+            )
+        )
         score, chosen = group[0]
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
         others.pop(index.entries[chosen.hit.entry].record_id, None)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
-from app.matching.frames import FrameIndex, ReleaseReading
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import ComputeRequest, ComputeResponse, ComputeService
 
@@ -123,6 +123,18 @@ class ReleaseOut(BaseModel):
     )
 
 
+class RaisePointOut(BaseModel):
+    errorId: str
+    slug: str | None = Field(description="None when the site's record is not in the catalog.")
+    filePath: str
+    function: str
+    line: int = Field(description="The frame's line in JAX's source.")
+    lineNumber: int = Field(description="The frame's line in the paste.")
+    releases: list[str] = Field(description="Releases with this site on that line.")
+    sourceUrl: str | None
+    why: str
+
+
 class MatchResponse(BaseModel):
     matches: list[MatchOut]
     exceptions: list[ExceptionOut]
@@ -130,6 +142,12 @@ class MatchResponse(BaseModel):
     suggestions: list[SuggestionOut]
     release: ReleaseOut | None = Field(
         default=None, description="Which JAX release the paste comes from, and why."
+    )
+    raisePoints: list[RaisePointOut] = Field(
+        default_factory=list,
+        description="For an exception no message matched (a bare `AssertionError`, a "
+        "message built at run time), the error sites its last JAX frame points at, surest "
+        "first.",
     )
 
 
@@ -161,6 +179,22 @@ class MatchService:
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
             release=_release(release) if release is not None and release.releases else None,
+            raisePoints=[self._raise_point(point, request) for point in report.raise_points],
+        )
+
+    def _raise_point(self, point: RaisePoint, request: MatchRequest) -> RaisePointOut:
+        info = self.catalog.records.get(point.record_id)
+        release = point.releases[-1] if point.releases else request.jaxVersion
+        return RaisePointOut(
+            errorId=point.record_id,
+            slug=info.slug if info is not None else None,
+            filePath=point.file,
+            function=point.function,
+            line=point.line,
+            lineNumber=point.paste_line,
+            releases=list(point.releases),
+            sourceUrl=self.frames.source_url(point.record_id, release, or_newest=True),
+            why=point.reason,
         )
 
     def _match(self, match: Match, request: MatchRequest) -> MatchOut:

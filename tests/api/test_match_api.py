@@ -161,3 +161,16 @@ def test_the_release_is_read_from_the_frames_with_its_evidence(client: httpx.Cli
     asked = match(client, text, jaxVersion="0.8.1")["release"]
     assert asked["used"] == "0.8.1"
     assert asked["contradiction"] == "jaxVersion 0.8.1 but the paste reads 0.10.2"
+
+
+def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -> None:
+    from tests.matching.test_raise_points import real_tiling_assert, tiling_site
+
+    body = match(client, real_tiling_assert())
+    assert body["matches"] == []
+    first = body["raisePoints"][0]
+    assert first["errorId"] == tiling_site()["id"]
+    assert first["filePath"] == "jax/_src/pallas/mosaic_gpu/core.py"
+    newest = tiling_site()["releases"][-1]
+    pinned = newest["githubUrl"].split("#")[0]  # the 0.10.2 commit's file
+    assert first["sourceUrl"] == f"{pinned}#L{newest['lineNumber']}-L{newest['lineNumber']}"

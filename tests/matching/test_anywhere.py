@@ -5,33 +5,12 @@ runtimes add, or cut off; and prose that merely resembles a message is not match
 from __future__ import annotations
 
 import html
-import json
-from functools import cache
 
 import pytest
 
-from app.knowledge.mining import MINED_SITES
-from app.matching.index import PatternEntry, PatternIndex
 from app.matching.matcher import Match, MatchReport, match_paste
 
-from .catalog import EXAMPLES, catalog_entries, catalog_index
-
-
-@cache
-def mined_records() -> tuple[dict[str, object], ...]:
-    lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
-    return tuple(item["record"] for item in map(json.loads, lines) if "record" in item)
-
-
-@cache
-def everything() -> PatternIndex:
-    """The catalog's wordings and every matchable mined site, as a full catalog holds them."""
-    mined = [
-        PatternEntry(r["id"], r["matchPattern"], "current", {"exception_class": r["errorClass"]})
-        for r in mined_records()
-        if r["matchPattern"]
-    ]
-    return PatternIndex.build([*catalog_entries(), *mined])
+from .catalog import EXAMPLES, catalog_index, everything, mined_records
 
 
 def mined_id(message: str) -> str:
