@@ -81,6 +81,8 @@ _LEAD_IN = re.compile(
 )
 _INNER_CLASS = re.compile(rf"({_CLASS_NAME})\s*:\s*\Z")
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
+# Widths at which terminals and consoles commonly cut long lines.
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,8 @@ class Match:
     truncated: bool = False
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
-    found_in: str = "exception message"  # or "wrapped message", "cut message", "line", "cut line"
+    # or "wrapped message", "cut message", "line", "wrapped line", "cut line"
+    found_in: str = "exception message"
     literal: str = ""  # the longest literal text of the pattern, which the index found
     stripped: str = ""  # the text before the message on its line, left out of the match
     unread: tuple[str, ...] = ()  # values a cut-off message no longer shows
@@ -316,8 +319,8 @@ def _location(record: ExceptionRecord | None) -> float:
 def _in_loose_lines(
     lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: PatternIndex
 ) -> list[_Candidate]:
-    """The hits in the loose lines (text ``first`` is ``loose[0]``), then those lines cut
-    off part-way.
+    """The hits in the loose lines (text ``first`` is ``loose[0]``), then messages broken
+    over two of them, then those lines cut off part-way.
 
     A message inside a line counts when an exception class stands right before it or it
     shows ``LOOSE_MIN_LITERAL`` characters of literal text; a line, or a span in backticks,
@@ -337,6 +340,9 @@ def _in_loose_lines(
             _Candidate(error, hit, line, None, text, LOOSE_LINE, False, inner, "line")
         )
     found = {c.line for c in candidates}
+    wrapped = _in_wrapped_lines(lines, loose, found, index)
+    candidates += wrapped
+    found.update(n for c in wrapped for n in (c.line, c.line + 1))
     cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
     markers = may_be_truncated("\n".join(lines[n] for n in loose))
     for line in loose:
@@ -358,6 +364,39 @@ def _in_loose_lines(
         inner = _lead_in(text, hit.start)[1]
         error = ("line", line)
         candidates.append(_Candidate(error, hit, line, None, text, score, False, inner, "cut line"))
+    return candidates
+
+
+def _in_wrapped_lines(
+    lines: Sequence[str], loose: Sequence[int], found: set[int], index: PatternIndex
+) -> list[_Candidate]:
+    """Messages broken over two loose lines, read as one: a continuation indented (a
+    Markdown list item, a log formatter), or a line a terminal cut at its width."""
+    pairs: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
+    following = set(loose)
+    for line in loose:
+        if line in found or line + 1 not in following or line + 1 in found:
+            continue
+        first, second = lines[line].rstrip(), lines[line + 1]
+        if not second.strip():
+            continue
+        if second[:1].isspace():
+            pairs.append((line, f"{first} {second.strip()}", len(first)))
+        elif len(first) in TERMINAL_WIDTHS:  # cut mid-word at the terminal's last column
+            pairs.append((line, first + second, len(first)))
+    candidates = []
+    for hit in index.search([text for _, text, _ in pairs]) if pairs else ():
+        line, text, join = pairs[hit.text]
+        if not hit.start < join < hit.end:
+            continue  # within one of the lines: each was searched alone already
+        inner = _lead_in(text, hit.start)[1]
+        if inner is None and sum(map(len, index.literals(hit.entry))) < LOOSE_MIN_LITERAL:
+            continue
+        score = LOOSE_LINE - WRAPPED_PENALTY
+        error = ("line", line)
+        candidates.append(
+            _Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
+        )
     return candidates
 
 

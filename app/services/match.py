@@ -52,7 +52,7 @@ class WhyOut(BaseModel):
     foundIn: str = Field(
         description="Where the message was read: `exception message`, `wrapped message` "
         "(joined from lines), `cut message` (an exception's, cut off), `line` (inside any "
-        "other line) or `cut line`."
+        "other line), `wrapped line` (two lines joined) or `cut line`."
     )
     literal: str = Field(description="The longest literal text of the pattern: what was found.")
     stripped: str = Field(

@@ -165,3 +165,31 @@ def test_every_match_says_why() -> None:
     assert match.found_in == "line"
     assert match.literal and match.literal in match.normalized_line
     assert match.stripped == "run 7 failed with ValueError:"
+
+
+WARPGROUP = (
+    "Only copies transferring a number of bytes divisible by the warpgroup size are "
+    "supported. Got bytes=32 but warpgroup size is 128"
+)
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        # a Markdown list item whose continuation is indented
+        f"- the copy fails: {WARPGROUP[:60]}\n  {WARPGROUP[60:].lstrip()}\n- next item",
+        # a log formatter indenting continuation lines
+        f"2026-08-27 09:53:25 WARN worker-3: {WARPGROUP[:70]}\n    {WARPGROUP[70:].lstrip()}",
+        # a terminal 80 columns wide cutting mid-word
+        "\n".join(
+            (f"status=failed reason={WARPGROUP}"[i : i + 80])
+            for i in range(0, len(f"status=failed reason={WARPGROUP}"), 80)
+        ),
+    ],
+    ids=["markdown list", "log formatter", "terminal"],
+)
+def test_a_message_broken_over_lines_is_read_as_one(paste: str) -> None:
+    match = found(match_paste(paste, catalog_index()), "MGPU-COPY-WARPGROUP-BYTES")
+    assert match.found_in == "wrapped line"
+    assert match.captures["bytes"] == "32"
+    assert match.values.bytes == 32
