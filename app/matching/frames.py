@@ -45,6 +45,7 @@ _VERSION = re.compile(
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.
 MAX_FRAME_TAIL = 6
+MAX_PATHS_KEPT = 4096  # paths as printed, remembered with the file each names
 # A printed source line must show this much of an assert's condition to be taken for it.
 MIN_CONDITION = 8
 
@@ -112,6 +113,8 @@ class FrameIndex:
     def __init__(self, data: dict[str, Any]) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])
         self.sites = [Site(*row) for row in data["sites"]]
+        # Tracebacks print a function's own name: "check_invariants", not its class's.
+        self._short_names = [site.function.rsplit(".", 1)[-1] for site in self.sites]
         self._lines: dict[str, dict[str, list[list[int]]]] = data["lines"]
         self.functions = {
             (file, function): mask
@@ -119,13 +122,19 @@ class FrameIndex:
             for function, mask in by_function.items()
         }
         self.files = frozenset(self._lines)
+        self._names: dict[int, tuple[str, ...]] = {}
+        self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
 
     @classmethod
     def load(cls, path: Path = FRAME_INDEX_FILE) -> FrameIndex:
         return _load(path)
 
     def names(self, mask: int) -> tuple[str, ...]:
-        return tuple(r for bit, r in enumerate(self.releases) if mask >> bit & 1)
+        names = self._names.get(mask)
+        if names is None:
+            names = tuple(r for bit, r in enumerate(self.releases) if mask >> bit & 1)
+            self._names[mask] = names
+        return names
 
     def mask(self, release: str) -> int:
         return 1 << self.releases.index(release) if release in self.releases else 0
@@ -133,11 +142,8 @@ class FrameIndex:
     def sites_at(self, frame: Frame) -> list[tuple[Site, int]]:
         """The sites on the frame's line, in the frame's function, with their releases."""
         placed = self._lines.get(frame.file, {}).get(str(frame.line), ())
-        return [
-            (self.sites[number], mask)
-            for number, mask in placed
-            if self.sites[number].function.rsplit(".", 1)[-1] == frame.function
-        ]
+        names = self._short_names
+        return [(self.sites[n], mask) for n, mask in placed if names[n] == frame.function]
 
     def source_url(
         self, record_id: str, release: str | None, or_newest: bool = False
@@ -253,8 +259,14 @@ class FrameIndex:
     def _file(self, path: str) -> str | None:
         """The path from its ``jax/`` (or ``jaxlib/``) on, if that is a file with sites;
         the last such part wins (``~/src/jax/jax/_src/...``)."""
+        if path in self._paths:
+            return self._paths[path]
+        self._paths[path] = None
+        if len(self._paths) > MAX_PATHS_KEPT:
+            self._paths.clear()
         for start in (m.start(1) for m in re.finditer(r"(?:^|/)(jax(?:lib)?/)", path)):
             if path[start:] in self.files:
+                self._paths[path] = path[start:]
                 return path[start:]
         return None
 
@@ -267,9 +279,8 @@ class FrameIndex:
         masks: list[int] = []
         seen: set[str] = set()
         for frame in self.frames(lines, frame_lines):
-            sites = self.sites_at(frame)
             mask = 0
-            for _site, site_mask in sites:
+            for _site, site_mask in self.sites_at(frame):
                 mask |= site_mask
             kind = "frame" if mask else "function"
             mask = mask or self.functions.get((frame.file, frame.function), 0)
@@ -303,16 +314,17 @@ class FrameIndex:
         """The releases the paste spells out (``jax==0.9.2``); a development version is
         read as the release it numbers."""
         mask = 0
-        for number, text in enumerate(lines):
-            if "jax" not in text:
-                continue
-            for found in _VERSION.finditer(text):
-                release = _release_of(found["version"])
-                bit = self.mask(release) if release else 0
-                if bit:
-                    mask |= bit
-                    shown = f"{found['package']} {found['version']}"
-                    evidence.append(Evidence("version", number, shown, (str(release),)))
+        text = "\n".join(lines)
+        line = position = 0
+        for found in _VERSION.finditer(text):
+            line += text.count("\n", position, found.start())
+            position = found.start()
+            release = _release_of(found["version"])
+            bit = self.mask(release) if release else 0
+            if bit:
+                mask |= bit
+                shown = f"{found['package']} {found['version']}"
+                evidence.append(Evidence("version", line, shown, (str(release),)))
         return mask
 
 

@@ -323,9 +323,10 @@ def _in_loose_lines(
     over two of them, then those lines cut off part-way.
 
     A message inside a line counts when an exception class stands right before it or it
-    shows ``LOOSE_MIN_LITERAL`` characters of literal text; a line, or a span in backticks,
-    that ends part-way through a message without a truncation marker counts when
-    ``UNMARKED_CUT_MIN_LITERAL`` characters of its literal text show.
+    shows ``LOOSE_MIN_LITERAL`` characters of literal text. A span in backticks, or a line
+    ending a paragraph or as wide as a terminal, that ends part-way through a message
+    without a truncation marker counts when ``UNMARKED_CUT_MIN_LITERAL`` characters of its
+    literal text show.
     """
     candidates = []
     for hit in hits:
@@ -352,7 +353,8 @@ def _in_loose_lines(
         if cut is not None:
             cuts.append((line, lines[line][: cut.start()].strip(), True))
             continue
-        cuts.append((line, lines[line].strip(), False))
+        if _ends_a_paragraph(lines, line) or len(lines[line]) in TERMINAL_WIDTHS:
+            cuts.append((line, lines[line].strip(), False))
         if "`" in lines[line]:
             cuts.extend((line, span, False) for span in _CODE_SPAN.findall(lines[line]))
     for hit in index.search_truncated_in([text for _, text, _ in cuts]):
@@ -398,6 +400,12 @@ def _in_wrapped_lines(
             _Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
         )
     return candidates
+
+
+def _ends_a_paragraph(lines: Sequence[str], line: int) -> bool:
+    """Whether nothing follows the line before a blank line: where a message copied in
+    part ends. A line inside a run of log lines is whole unless it says it was cut."""
+    return line + 1 >= len(lines) or not lines[line + 1].strip()
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
