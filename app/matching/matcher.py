@@ -1,10 +1,14 @@
 """Paste in, known errors out: normalize, read the exceptions, match, type the values.
 
 Exception messages are matched first; the rest of the paste is then scanned for lone
-messages (a chat line, a pytest summary, a message pasted without its class), skipping
-traceback furniture such as the source line ``raise ValueError("...")``. An exception
-whose message matches nothing in full is tried as a message cut off part-way, which
-scores lower.
+messages (a chat line, a pytest summary, a message pasted without its class, inside a log
+line, a table cell or inline code), skipping traceback furniture such as the source line
+``raise ValueError("...")``; then for messages broken over two lines. An exception whose
+message matches nothing in full is tried as a message cut off part-way, which scores
+lower. A wrapper's words before a message (``INTERNAL: Mosaic failed to compile TPU
+kernel: ValueError: ...``) are not held against it, and the class it names is the one
+compared with the record's. With a ``FrameIndex`` the JAX release is read from the frames,
+and an exception no message matches is named by the JAX frame that raised it.
 
 One match is reported per distinct error: each exception (or lone line) yields its best
 record, the other records that also fit are listed as alternatives, and an error seen in
@@ -79,7 +83,6 @@ _LEAD_IN = re.compile(
     rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
     r"|Exception while lowering eqn|Error while lowering|Failed to lower)\s*:\s*)+\Z"
 )
-_INNER_CLASS = re.compile(rf"({_CLASS_NAME})\s*:\s*\Z")
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 # Widths at which terminals and consoles commonly cut long lines.
 TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
