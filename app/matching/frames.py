@@ -38,8 +38,9 @@ _FRAME = re.compile(
 _JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
+# It starts with its literal, so that ``re`` looks for "jax" and nothing else between.
 _VERSION = re.compile(
-    r"(?<![\w.-])(?P<package>jax(?:lib)?)(?:[ _-]?version)?"
+    r"(?P<package>jax(?:lib)?)(?:[ _-]?version)?"
     r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
@@ -68,7 +69,7 @@ class Evidence:
     """One line of the paste that says which releases it comes from."""
 
     kind: str  # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version"
-    line: int  # index into the lines read (``match_paste`` reports the pasted line's number)
+    line: int  # the pasted line's number with ``origins``, else the index into the lines read
     text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
     releases: tuple[str, ...]
 
@@ -271,10 +272,15 @@ class FrameIndex:
         return None
 
     def read(
-        self, lines: Sequence[str], frame_lines: Iterable[int], given: str | None
+        self,
+        lines: Sequence[str],
+        frame_lines: Iterable[int],
+        given: str | None,
+        origins: Sequence[int] | None = None,
     ) -> ReleaseReading:
         """The releases the paste can come from, by its JAX frames and the versions it
-        names; ``given`` (the user's) wins, and disagreeing with the paste is reported."""
+        names; ``given`` (the user's) wins, and disagreeing with the paste is reported.
+        Evidence points at ``origins[n]`` for line ``n`` (the pasted line), if given."""
         evidence: list[Evidence] = []
         masks: list[int] = []
         seen: set[str] = set()
@@ -288,10 +294,11 @@ class FrameIndex:
             if mask and text not in seen:  # a frame printed again (recursion) tells nothing new
                 seen.add(text)
                 masks.append(mask)
-                evidence.append(Evidence(kind, frame.paste_line, text, self.names(mask)))
+                line = origins[frame.paste_line] if origins else frame.paste_line
+                evidence.append(Evidence(kind, line, text, self.names(mask)))
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
-        stated = self._stated(lines, evidence)
+        stated = self._stated(lines, evidence, origins)
         contradiction = None
         if stated:
             if masks and not stated & best:
@@ -310,13 +317,19 @@ class FrameIndex:
             releases, _span(releases), agreeing, tuple(evidence), given, used, contradiction
         )
 
-    def _stated(self, lines: Sequence[str], evidence: list[Evidence]) -> int:
+    def _stated(
+        self, lines: Sequence[str], evidence: list[Evidence], origins: Sequence[int] | None
+    ) -> int:
         """The releases the paste spells out (``jax==0.9.2``); a development version is
         read as the release it numbers."""
         mask = 0
         text = "\n".join(lines)
         line = position = 0
         for found in _VERSION.finditer(text):
+            if found.start() and (
+                text[found.start() - 1].isalnum() or text[found.start() - 1] in "_.-"
+            ):
+                continue  # part of a longer name: "myjax==1.0.0", "pjax-0.1.0"
             line += text.count("\n", position, found.start())
             position = found.start()
             release = _release_of(found["version"])
@@ -324,7 +337,8 @@ class FrameIndex:
             if bit:
                 mask |= bit
                 shown = f"{found['package']} {found['version']}"
-                evidence.append(Evidence("version", line, shown, (str(release),)))
+                shown_at = origins[line] if origins else line
+                evidence.append(Evidence("version", shown_at, shown, (str(release),)))
         return mask
 
 

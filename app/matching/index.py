@@ -204,6 +204,11 @@ class PatternIndex:
         coverage = _coverage(ready.literals, seen)
         return Hit(entry, number, captures, found.start(), len(text), True, coverage)
 
+    def holding_a_head(self, texts: Sequence[str]) -> set[int]:
+        """The numbers of the texts holding the first long literal of some pattern: the
+        start of a message, which a text cut or broken after it still shows."""
+        return set(self._candidates(texts, self._heads))
+
     def literals(self, entry: int) -> tuple[str, ...]:
         """The literal runs every text the entry matches must hold, in pattern order."""
         return self._prepared[entry].literals

@@ -175,11 +175,7 @@ def match_paste(
     reading = read_exceptions(paste.lines)
     release = None
     if frames is not None:
-        release = frames.read(paste.lines, reading.structure, jax_version)
-        pasted = tuple(
-            replace(e, line=paste.original_line_number(e.line)) for e in release.evidence
-        )
-        release = replace(release, evidence=pasted)
+        release = frames.read(paste.lines, reading.structure, jax_version, paste.origins)
         jax_version = release.used
     records = reading.exceptions
     # Every line of every printing of a message belongs to its exception, not to the loose
@@ -379,8 +375,11 @@ def _in_wrapped_lines(
     Markdown list item, a log formatter), or a line a terminal cut at its width."""
     pairs: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
     following = set(loose)
-    for line in loose:
-        if line in found or line + 1 not in following or line + 1 in found:
+    unfound = [n for n in loose if n not in found and n + 1 in following and n + 1 not in found]
+    # A message broken after its start still shows its first long literal on the first line.
+    starts = index.holding_a_head([lines[n] for n in unfound])
+    for number, line in enumerate(unfound):
+        if number not in starts:
             continue
         first, second = lines[line].rstrip(), lines[line + 1]
         if not second.strip():
