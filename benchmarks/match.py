@@ -292,6 +292,9 @@ class NaiveIndex:
     def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
         return self._index.search_truncated_in(texts)
 
+    def holding_a_head(self, texts: Sequence[str]) -> set[int]:
+        return self._index.holding_a_head(texts)
+
     def literals(self, entry: int) -> tuple[str, ...]:
         return self._index.literals(entry)
 
