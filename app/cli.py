@@ -220,7 +220,7 @@ def mine_releases_command(
     """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
     with _output(out) as stream:
         tracks = mine_releases(git_dir, stream, rules_out=rules_out)
-    frames_out = out.with_name(FRAME_INDEX_FILE.name)
+    frames_out = rules_out.with_name(FRAME_INDEX_FILE.name)
     write_frame_index(out, frames_out)
     err.print(
         f"{len(tracks)} sites in {out}; lowering rules in {rules_out}; frames in {frames_out}"

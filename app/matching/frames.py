@@ -7,9 +7,9 @@ names the releases where that function has them. Versions the paste spells out
 (``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are read too,
 and a version the user gives wins over all of it.
 
-The index is derived from ``data/mined/jax-sites.jsonl`` and committed beside it
-(``frame-index.json``, rebuilt by ``write_frame_index``), so a process loads it in
-milliseconds rather than parsing 20 MB of records.
+The index is derived from ``data/mined/jax-sites.jsonl`` and committed as
+``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads it in
+a fraction of a second rather than parsing 20 MB of records.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import orjson
 
 from app.knowledge.releases import release_commits, release_key, source_url
 
-FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "mined" / "frame-index.json"
+FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
