@@ -332,7 +332,7 @@ def _in_loose_lines(
         line = loose[hit.text - first]
         text = lines[line]
         inner = _lead_in(text, hit.start)[1]
-        if inner is None and sum(map(len, index.literals(hit.entry))) < LOOSE_MIN_LITERAL:
+        if inner is None and _reads_like_prose(index, hit.entry):
             continue
         error = ("line", line)
         hit = _closed(hit, text)
@@ -394,7 +394,7 @@ def _in_wrapped_lines(
         if not hit.start < join < hit.end:
             continue  # within one of the lines: each was searched alone already
         inner = _lead_in(text, hit.start)[1]
-        if inner is None and sum(map(len, index.literals(hit.entry))) < LOOSE_MIN_LITERAL:
+        if inner is None and _reads_like_prose(index, hit.entry):
             continue
         score = LOOSE_LINE - WRAPPED_PENALTY
         error = ("line", line)
@@ -402,6 +402,14 @@ def _in_wrapped_lines(
             _Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
         )
     return candidates
+
+
+def _reads_like_prose(index: PatternIndex, entry: int) -> bool:
+    """Whether the entry's literal text is too short to tell its message from a sentence.
+    A pattern with no literal text at all is a curator's regular expression, taken as
+    written."""
+    literal = sum(map(len, index.literals(entry)))
+    return 0 < literal < LOOSE_MIN_LITERAL
 
 
 def _ends_a_paragraph(lines: Sequence[str], line: int) -> bool:
