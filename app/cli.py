@@ -388,11 +388,14 @@ def mine_releases_command(
 ) -> None:
     """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
     from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_releases
+    from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
     with _output(sites) as stream:
         tracks = mine_releases(git_dir, stream, rules_out=rules)
-    err.print(f"{len(tracks)} sites in {sites}; lowering rules in {rules}")
+    frames = rules.with_name(FRAME_INDEX_FILE.name)
+    write_frame_index(sites, frames)
+    err.print(f"{len(tracks)} sites in {sites}; lowering rules in {rules}; frames in {frames}")
 
 
 @contextmanager

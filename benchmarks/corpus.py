@@ -13,6 +13,7 @@ output and deeper JAX frames; each holds exactly one error that the catalog know
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import re
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from app.services.catalog import _index_pattern
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = REPO_ROOT / "data" / "seeds"
 TRACEBACKS = REPO_ROOT / "tests" / "fixtures" / "tracebacks"
+MINED_SITES = REPO_ROOT / "data" / "mined" / "jax-sites.jsonl"
 
 # The one known error inside every paste, and the seed record that describes it.
 KNOWN_RECORD = "225d0e9c2ee22311"
@@ -183,6 +185,20 @@ def entries(count: int, seed: int = 0) -> list[PatternEntry]:
             PatternEntry(template.record_id, derive_pattern(template.template), "current", metadata)
         )
     return found[:count]
+
+
+def mined_entries() -> list[PatternEntry]:
+    """Every matchable site mined from JAX's source, as the catalog indexes them."""
+    found = []
+    with MINED_SITES.open(encoding="utf-8") as stream:
+        for line in stream:
+            record = json.loads(line).get("record")
+            if record and record["matchPattern"]:
+                metadata = {"exception_class": record["errorClass"], "rule": ""}
+                found.append(
+                    PatternEntry(record["id"], record["matchPattern"], "current", metadata)
+                )
+    return found
 
 
 def record_documents(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:

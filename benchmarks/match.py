@@ -7,9 +7,11 @@ Run from the repository root:
     .venv/bin/python benchmarks/match.py --records 100000 --pastes 20
 
 For each catalog size a fresh child process generates the records (see ``corpus.py``),
-builds the ``PatternIndex`` (build time, and the resident memory it adds and the process
-peak), then for each paste size matches the paste ``--runs`` times after one cold run
-(the first match after a build compiles the patterns it needs). Times are wall-clock, so
+adds every matchable site mined from JAX's source (``--no-mined`` leaves them out), and
+builds the ``PatternIndex`` with the frame index the service reads releases and raise
+points with (build time, and the resident memory they add and the process peak), then
+for each paste size matches the paste ``--runs`` times after one cold run (the first
+match after a build compiles the patterns it needs). Times are wall-clock, so
 quote figures from one run on one machine.
 
 The baseline is the loop one would write without an index: for every pattern, one Python
@@ -43,6 +45,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.matching import Hit, MatchReport, PatternIndex, match_paste
+from app.matching.frames import FrameIndex
 from benchmarks import corpus, memory
 
 RECORD_COUNTS = (4, 1_000, 10_000, 100_000)
@@ -88,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="timed matches per case (default 300)")
     parser.add_argument("--naive-budget", type=float, help="seconds per baseline (default 10)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--no-mined", action="store_true", help="synthetic records only")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     records = args.records or (RECORD_COUNTS[:3] if args.quick else RECORD_COUNTS)
@@ -95,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = args.runs or (50 if args.quick else 300)
     budget = args.naive_budget or (2.0 if args.quick else 10.0)
     if args.child is not None:
-        catalog = measure(args.child, pastes, runs, budget)
+        catalog = measure(args.child, pastes, runs, budget, not args.no_mined)
         print(json.dumps(_as_dict(catalog)))
         return 0 if all(case.checked != "MISMATCH" for case in catalog.cases) else 1
 
@@ -104,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for count in records:
         command = [sys.executable, "-m", "benchmarks.match", "--child", str(count)]
         command += ["--pastes", ",".join(map(str, pastes)), "--runs", str(runs)]
-        command += ["--naive-budget", str(budget)]
+        command += ["--naive-budget", str(budget)] + (["--no-mined"] if args.no_mined else [])
         done = subprocess.run(command, capture_output=True, text=True, cwd=corpus.REPO_ROOT)
         if not done.stdout.strip():
             sys.stderr.write(done.stderr)
@@ -121,12 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if mismatched else 0
 
 
-def measure(count: int, paste_kb: Sequence[int], runs: int, budget: float) -> Catalog:
+def measure(
+    count: int, paste_kb: Sequence[int], runs: int, budget: float, mined: bool = True
+) -> Catalog:
     """Build one catalog's index and measure every paste size against it (child process)."""
-    entries = corpus.entries(count)
+    entries = corpus.entries(count) + (corpus.mined_entries() if mined else [])
     gc.collect()
     rss_before = memory.rss_mb()
     started = time.perf_counter()
+    FrameIndex.load()
     index = PatternIndex.build(entries)
     build_s = time.perf_counter() - started
     gc.collect()
@@ -152,14 +159,15 @@ def _measure_paste(
 ) -> Case:
     text = corpus.paste(kb * 1000)
     recorder = _Recorder(index)
+    frames = FrameIndex.load()
     started = time.perf_counter()
-    report = match_paste(text, recorder)  # type: ignore[arg-type]
+    report = match_paste(text, recorder, None, frames)  # type: ignore[arg-type]
     cold_ms = (time.perf_counter() - started) * 1000
     times = []
     gc.collect()
     for _ in range(runs):
         started = time.perf_counter()
-        match_paste(text, index)
+        match_paste(text, index, None, frames)
         times.append((time.perf_counter() - started) * 1000)
 
     scan = naive.scan(recorder.calls, budget)
@@ -198,7 +206,7 @@ def _check(
             return "MISMATCH"
     if scan.patterns_done < len(index):
         return f"first {scan.patterns_done} patterns"
-    if match_paste(text, naive) != report:  # type: ignore[arg-type]
+    if match_paste(text, naive, None, FrameIndex.load()) != report:  # type: ignore[arg-type]
         return "MISMATCH"
     return "all patterns"
 
@@ -239,7 +247,8 @@ class NaiveIndex:
 
     ``search`` gives the same answers as ``PatternIndex.search`` by construction, so
     ``match_paste`` accepts it in the index's place. Cut-off messages
-    (``search_truncated``) are left to the index: the pastes here have none.
+    (``search_truncated``, ``search_truncated_in``) are left to the index, which tries
+    only patterns whose first long literal shows.
     """
 
     def __init__(self, index: PatternIndex) -> None:
@@ -279,6 +288,18 @@ class NaiveIndex:
 
     def search_truncated(self, text: str) -> list[Hit]:
         return self._index.search_truncated(text)
+
+    def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
+        return self._index.search_truncated_in(texts)
+
+    def holding_a_head(self, texts: Sequence[str]) -> set[int]:
+        return self._index.holding_a_head(texts)
+
+    def literals(self, entry: int) -> tuple[str, ...]:
+        return self._index.literals(entry)
+
+    def group_names(self, entry: int) -> tuple[str, ...]:
+        return self._index.group_names(entry)
 
     def pattern(self, entry: int) -> str:
         return self._index.pattern(entry)

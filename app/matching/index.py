@@ -184,24 +184,50 @@ class PatternIndex:
         that literal lies inside the cut-off match, so a cut must leave enough of the
         message to be sure.
         """
+        return self.search_truncated_in([text])
+
+    def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
+        """``search_truncated`` of each text, with one automaton pass over them all."""
         hits: list[Hit] = []
-        candidates = self._candidates([text], self._heads).get(0, set())
-        for entry in sorted(candidates):
-            full = self._compile(entry)
-            prefix = self._prefix(entry)
-            if full is None or prefix is None or full.search(text) is not None:
-                continue
-            found = prefix.search(text)
-            if found is None:
-                continue
-            seen = text[found.start() :]
-            ready = self._prepared[entry]
-            if ready.head is None or ready.head not in seen.lower():
-                continue
-            captures = {k: v for k, v in _captures(found).items() if v}
-            coverage = _coverage(ready.literals, seen)
-            hits.append(Hit(entry, 0, captures, found.start(), len(text), True, coverage))
+        for number, candidates in sorted(self._candidates(texts, self._heads).items()):
+            text = texts[number]
+            for entry in sorted(candidates):
+                hit = self._truncated_hit(entry, number, text)
+                if hit is not None:
+                    hits.append(hit)
         return hits
+
+    def _truncated_hit(self, entry: int, number: int, text: str) -> Hit | None:
+        full = self._compile(entry)
+        prefix = self._prefix(entry)
+        if full is None or prefix is None or full.search(text) is not None:
+            return None
+        found = prefix.search(text)
+        if found is None:
+            return None
+        seen = text[found.start() :]
+        ready = self._prepared[entry]
+        if ready.head is None or ready.head not in seen.lower():
+            return None
+        captures = {k: v for k, v in _captures(found).items() if v}
+        coverage = _coverage(ready.literals, seen)
+        return Hit(entry, number, captures, found.start(), len(text), True, coverage)
+
+    def holding_a_head(self, texts: Sequence[str]) -> set[int]:
+        """The numbers of the texts holding the first long literal of some pattern: the
+        start of a message, which a text cut or broken after it still shows."""
+        return set(self._candidates(texts, self._heads))
+
+    def literals(self, entry: int) -> tuple[str, ...]:
+        """The literal runs every text the entry matches must hold, in pattern order."""
+        return self._prepared[entry].literals
+
+    def group_names(self, entry: int) -> tuple[str, ...]:
+        """The pattern's named groups, in pattern order (empty if RE2 refused it)."""
+        compiled = self._compile(entry)
+        if compiled is None:
+            return ()
+        return tuple(sorted(compiled.groupindex, key=compiled.groupindex.__getitem__))
 
     def pattern(self, entry: int) -> str:
         """The pattern as it runs (a trailing lazy group extended to the end of the line)."""
@@ -366,6 +392,27 @@ class OverlaidIndex:
     def search_truncated(self, text: str) -> list[Hit]:
         hits = self._merge(self.base.search_truncated(text), self.overlay.search_truncated(text))
         return sorted(hits, key=lambda hit: hit.entry)
+
+    def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
+        hits = self._merge(
+            self.base.search_truncated_in(texts), self.overlay.search_truncated_in(texts)
+        )
+        return sorted(hits, key=lambda hit: (hit.text, hit.entry))
+
+    def holding_a_head(self, texts: Sequence[str]) -> set[int]:
+        """Texts holding a head of the base (a hidden record's head only makes a text worth
+        trying; the entries tried there are filtered) or of the overlay."""
+        return self.base.holding_a_head(texts) | self.overlay.holding_a_head(texts)
+
+    def literals(self, entry: int) -> tuple[str, ...]:
+        if entry < self._offset:
+            return self.base.literals(entry)
+        return self.overlay.literals(entry - self._offset)
+
+    def group_names(self, entry: int) -> tuple[str, ...]:
+        if entry < self._offset:
+            return self.base.group_names(entry)
+        return self.overlay.group_names(entry - self._offset)
 
     def pattern(self, entry: int) -> str:
         if entry < self._offset:

@@ -1,10 +1,14 @@
 """Paste in, known errors out: normalize, read the exceptions, match, type the values.
 
 Exception messages are matched first; the rest of the paste is then scanned for lone
-messages (a chat line, a pytest summary, a message pasted without its class), skipping
-traceback furniture such as the source line ``raise ValueError("...")``. An exception
-whose message matches nothing in full is tried as a message cut off part-way, which
-scores lower.
+messages (a chat line, a pytest summary, a message pasted without its class, inside a log
+line, a table cell or inline code), skipping traceback furniture such as the source line
+``raise ValueError("...")``; then for messages broken over two lines. An exception whose
+message matches nothing in full is tried as a message cut off part-way, which scores
+lower. A wrapper's words before a message (``INTERNAL: Mosaic failed to compile TPU
+kernel: ValueError: ...``) are not held against it, and the class it names is the one
+compared with the record's. With a ``FrameIndex`` the JAX release is read from the frames,
+and an exception no message matches is named by the JAX frame that raised it.
 
 One match is reported per distinct error: each exception (or lone line) yields its best
 record, the other records that also fit are listed as alternatives, and an error seen in
@@ -17,9 +21,10 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
 from app.matching.index import AnyIndex, Hit
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
@@ -52,6 +57,38 @@ WRAPPED_PENALTY = 0.05  # found only once a message broken over lines was joined
 TRUNCATED_BASE, TRUNCATED_SPAN = 0.6, 0.3
 CLASS_MISMATCH = 0.8  # the record expects another exception class
 VERSION_MISMATCH = 0.7  # the wording is not that of the JAX version the user named
+# A message found inside some other line with no exception class right before it must show
+# this much of its literal text: prose reads like a short message too easily ("Unsupported
+# layout: I'll try another").
+LOOSE_MIN_LITERAL = 24
+# Where a message ends without a truncation marker (the end of a line, a closing backtick),
+# a cut is believed only when this much of the message's literal text shows.
+UNMARKED_CUT_MIN_LITERAL = 24
+
+# Exceptions that wrap another's message: what the wrapped message says is the error, and
+# the class the record expects is the wrapped one (often not printed at all).
+WRAPPER_CLASSES = frozenset(
+    {
+        "XlaRuntimeError",
+        "JaxRuntimeError",
+        "LoweringError",
+        "LoweringException",
+        "TritonLoweringException",
+        "MosaicError",
+        "JaxStackTraceBeforeTransformation",
+        "UnfilteredStackTrace",
+    }
+)
+_CLASS_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Transformation|StackTrace)"
+# What stands right before a wrapped message: a class, an absl status code, or a runtime's
+# own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ...").
+_LEAD_IN = re.compile(
+    rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
+    r"|Exception while lowering eqn|Error while lowering|Failed to lower)\s*:\s*)+\Z"
+)
+LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
+# Widths at which terminals and consoles commonly cut long lines.
+TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 
 
 @dataclass(frozen=True)
@@ -91,6 +128,11 @@ class Match:
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
     user_frame: UserFrame | None = None  # where the user's own code appears in the paste
+    # or "wrapped message", "cut message", "line", "wrapped line", "cut line"
+    found_in: str = "exception message"
+    literal: str = ""  # the longest literal text of the pattern, which the index found
+    stripped: str = ""  # the text before the message on its line, left out of the match
+    unread: tuple[str, ...] = ()  # values a cut-off message no longer shows
 
 
 @dataclass(frozen=True)
@@ -98,6 +140,10 @@ class MatchReport:
     matches: tuple[Match, ...]  # root causes first, then by score
     exceptions: tuple[FoundException, ...]
     unmatched: tuple[FoundException, ...]  # exceptions no record matched
+    release: ReleaseReading | None = None  # read when a frame index is given
+    # Where a JAX frame raised an exception no message matched (a bare AssertionError, a
+    # message built at run time), the sites it points at, surest first.
+    raise_points: tuple[RaisePoint, ...] = ()
 
     @property
     def root(self) -> Match | None:
@@ -114,12 +160,27 @@ class _Candidate:
     text: str
     score: float
     explains_all: bool = False  # the pattern accounts for the whole message
+    exception_class: str | None = None  # the class the message was raised with, if known
+    found_in: str = "exception message"
 
 
-def match_paste(text: str | bytes, index: AnyIndex, jax_version: str | None = None) -> MatchReport:
-    """Find the known errors in ``text``. Raises ``PasteTooLarge`` or ``UnreadablePaste``."""
+def match_paste(
+    text: str | bytes,
+    index: AnyIndex,
+    jax_version: str | None = None,
+    frames: FrameIndex | None = None,
+) -> MatchReport:
+    """Find the known errors in ``text``. Raises ``PasteTooLarge`` or ``UnreadablePaste``.
+
+    With ``frames``, the JAX release is read from the paste too, and the wordings of that
+    release win where the user names none (``jax_version`` wins over the paste).
+    """
     paste = normalize(text)
     reading = read_exceptions(paste.lines)
+    release = None
+    if frames is not None:
+        release = frames.read(paste.lines, reading.structure, jax_version, paste.origins)
+        jax_version = release.used
     records = reading.exceptions
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
@@ -136,11 +197,25 @@ def match_paste(text: str | bytes, index: AnyIndex, jax_version: str | None = No
     candidates += _in_cut_messages(records, joined, index, explained)
     candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index)
 
-    matches = _best_per_error(candidates, index, paste, _version(jax_version))
+    points: dict[tuple[str, int], list[RaisePoint]] = {}
+    if frames is not None:
+        for number, record in enumerate(records):
+            first = (record.message_line_numbers or (record.line,))[0]
+            at = frames.raise_points(paste.lines, reading.structure, first, record.short_class)
+            if at:
+                points[("exception", number)] = at
+    raised = {error: {p.record_id for p in at} for error, at in points.items()}
+    matches = _best_per_error(candidates, index, paste, _version(jax_version), raised)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
-    return MatchReport(matches, found, unmatched)
+    unexplained = tuple(
+        replace(point, paste_line=paste.original_line_number(point.paste_line))
+        for error, at in points.items()
+        if error not in matched
+        for point in at
+    )
+    return MatchReport(matches, found, unmatched, release, unexplained)
 
 
 def _message_texts(
@@ -172,14 +247,45 @@ def _in_messages(
     for hit in hits:
         number, found_on = owners[hit.text]
         record = records[number]
-        share = min(1.0, (hit.end - hit.start) / len(texts[hit.text].strip()))
+        text = texts[hit.text]
+        wrapped, inner = _lead_in(text, hit.start)
+        # A wrapper's own words before the message are not part of what is left unexplained.
+        share = min(
+            1.0, (hit.end - hit.start) / len((text[hit.start :] if wrapped else text).strip())
+        )
         score = _location(record) * share**2
+        found_in = "exception message"
         if found_on is None:
             score -= WRAPPED_PENALTY
+            found_in = "wrapped message"
         line = record.line if found_on is None else found_on
         error = ("exception", number)
-        candidates.append(_Candidate(error, hit, line, record, texts[hit.text], score, share == 1))
+        raised_as = _raised_as(record, inner)
+        candidates.append(
+            _Candidate(error, hit, line, record, text, score, share == 1, raised_as, found_in)
+        )
     return candidates
+
+
+def _lead_in(text: str, start: int) -> tuple[bool, str | None]:
+    """Whether a wrapper's lead-in (classes, status codes, a runtime's words) stands right
+    before ``start``, and the last exception class it names."""
+    if start == 0:
+        return False, None
+    found = _LEAD_IN.search(text, max(0, start - LEAD_IN_REACH), start)
+    if found is None:
+        return False, None
+    classes = re.findall(rf"({_CLASS_NAME})\s*:", found[0])
+    inner = classes[-1].rsplit(".", 1)[-1] if classes else None
+    return True, None if inner in WRAPPER_CLASSES else inner
+
+
+def _raised_as(record: ExceptionRecord | None, inner: str | None) -> str | None:
+    """The class the message was raised with: the one named right before it, else the
+    exception's own unless that only wraps another's message."""
+    if inner is not None or record is None:
+        return inner
+    return None if record.short_class in WRAPPER_CLASSES else record.short_class
 
 
 def _in_cut_messages(
@@ -196,8 +302,12 @@ def _in_cut_messages(
         message = joined[number]
         for hit in index.search_truncated(message):
             score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
+            raised_as = _raised_as(record, _lead_in(message, hit.start)[1])
+            error = ("exception", number)
             candidates.append(
-                _Candidate(("exception", number), hit, record.line, record, message, score)
+                _Candidate(
+                    error, hit, record.line, record, message, score, False, raised_as, "cut message"
+                )
             )
     return candidates
 
@@ -212,27 +322,124 @@ def _location(record: ExceptionRecord | None) -> float:
 def _in_loose_lines(
     lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: AnyIndex
 ) -> list[_Candidate]:
-    """The hits in the loose lines (text ``first`` is ``loose[0]``), then those lines cut
-    off part-way."""
+    """The hits in the loose lines (text ``first`` is ``loose[0]``), then messages broken
+    over two of them, then those lines cut off part-way.
+
+    A message inside a line counts when an exception class stands right before it or it
+    shows ``LOOSE_MIN_LITERAL`` characters of literal text. A span in backticks, or a line
+    ending a paragraph or as wide as a terminal, that ends part-way through a message
+    without a truncation marker counts when ``UNMARKED_CUT_MIN_LITERAL`` characters of its
+    literal text show.
+    """
     candidates = []
     for hit in hits:
         line = loose[hit.text - first]
-        candidates.append(_Candidate(("line", line), hit, line, None, lines[line], LOOSE_LINE))
-    found = {c.line for c in candidates}
-    for line in _possibly_cut(lines, loose):
-        cut = find_truncation(lines[line])
-        if cut is None or line in found:
+        text = lines[line]
+        inner = _lead_in(text, hit.start)[1]
+        if inner is None and _reads_like_prose(index, hit.entry):
             continue
-        text = lines[line][: cut.start()].strip()
-        for hit in index.search_truncated(text):
-            score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
-            candidates.append(_Candidate(("line", line), hit, line, None, text, score))
+        error = ("line", line)
+        hit = _closed(hit, text)
+        candidates.append(
+            _Candidate(error, hit, line, None, text, LOOSE_LINE, False, inner, "line")
+        )
+    found = {c.line for c in candidates}
+    wrapped = _in_wrapped_lines(lines, loose, found, index)
+    candidates += wrapped
+    found.update(n for c in wrapped for n in (c.line, c.line + 1))
+    cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
+    markers = may_be_truncated("\n".join(lines[n] for n in loose))
+    for line in loose:
+        if line in found:
+            continue
+        cut = find_truncation(lines[line]) if markers else None
+        if cut is not None:
+            cuts.append((line, lines[line][: cut.start()].strip(), True))
+            continue
+        if _ends_a_paragraph(lines, line) or len(lines[line]) in TERMINAL_WIDTHS:
+            cuts.append((line, lines[line].strip(), False))
+        if "`" in lines[line]:
+            cuts.extend((line, span, False) for span in _CODE_SPAN.findall(lines[line]))
+    for hit in index.search_truncated_in([text for _, text, _ in cuts]):
+        line, text, marked = cuts[hit.text]
+        seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
+        if not marked and seen < UNMARKED_CUT_MIN_LITERAL:
+            continue
+        score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
+        inner = _lead_in(text, hit.start)[1]
+        error = ("line", line)
+        candidates.append(_Candidate(error, hit, line, None, text, score, False, inner, "cut line"))
     return candidates
 
 
-def _possibly_cut(lines: Sequence[str], numbers: Sequence[int]) -> Sequence[int]:
-    """``numbers``, or none of them when their lines hold no truncation marker at all."""
-    return numbers if may_be_truncated("\n".join(lines[n] for n in numbers)) else ()
+def _in_wrapped_lines(
+    lines: Sequence[str], loose: Sequence[int], found: set[int], index: AnyIndex
+) -> list[_Candidate]:
+    """Messages broken over two loose lines, read as one: a continuation indented (a
+    Markdown list item, a log formatter), or a line a terminal cut at its width."""
+    pairs: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
+    following = set(loose)
+    unfound = [n for n in loose if n not in found and n + 1 in following and n + 1 not in found]
+    # A message broken after its start still shows its first long literal on the first line.
+    starts = index.holding_a_head([lines[n] for n in unfound])
+    for number, line in enumerate(unfound):
+        if number not in starts:
+            continue
+        first, second = lines[line].rstrip(), lines[line + 1]
+        if not second.strip():
+            continue
+        if second[:1].isspace():
+            pairs.append((line, f"{first} {second.strip()}", len(first)))
+        elif len(first) in TERMINAL_WIDTHS:  # cut mid-word at the terminal's last column
+            pairs.append((line, first + second, len(first)))
+    candidates = []
+    for hit in index.search([text for _, text, _ in pairs]) if pairs else ():
+        line, text, join = pairs[hit.text]
+        if not hit.start < join < hit.end:
+            continue  # within one of the lines: each was searched alone already
+        inner = _lead_in(text, hit.start)[1]
+        if inner is None and _reads_like_prose(index, hit.entry):
+            continue
+        score = LOOSE_LINE - WRAPPED_PENALTY
+        error = ("line", line)
+        candidates.append(
+            _Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
+        )
+    return candidates
+
+
+def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
+    """Whether the entry's literal text is too short to tell its message from a sentence.
+    A pattern with no literal text at all is a curator's regular expression, taken as
+    written."""
+    literal = sum(map(len, index.literals(entry)))
+    return 0 < literal < LOOSE_MIN_LITERAL
+
+
+def _ends_a_paragraph(lines: Sequence[str], line: int) -> bool:
+    """Whether nothing follows the line before a blank line: where a message copied in
+    part ends. A line inside a run of log lines is whole unless it says it was cut."""
+    return line + 1 >= len(lines) or not lines[line + 1].strip()
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Where a message inside a line ends: a closing backtick or a table cell's pipe.
+_CLOSING = re.compile(r"`|\s+\|")
+
+
+def _closed(hit: Hit, text: str) -> Hit:
+    """A hit whose last value runs to the end of the line, ended where its message is
+    closed instead (a pattern's trailing ``(.+)`` would take ``6 | open |``)."""
+    if hit.end != len(text) or not hit.captures:
+        return hit
+    name, value = list(hit.captures.items())[-1]
+    closing = _CLOSING.search(value)
+    if closing is None or not text.endswith(value):
+        return hit
+    kept = value[: closing.start()].rstrip()
+    if not kept:
+        return hit
+    return replace(hit, captures={**hit.captures, name: kept}, end=hit.end - len(value) + len(kept))
 
 
 def _best_per_error(
@@ -240,16 +447,25 @@ def _best_per_error(
     index: AnyIndex,
     paste: NormalizedPaste,
     version: tuple[int, ...] | None,
+    raised: Mapping[tuple[str, int], set[str]],
 ) -> tuple[Match, ...]:
-    """One match per error, root causes first, each error reported once."""
+    """One match per error, root causes first, each error reported once. Of the records a
+    message fits, the one whose site the exception's last frame is at comes first."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
-        score = candidate.score * _agreement(metadata, candidate.record, version)
+        score = candidate.score * _agreement(metadata, candidate.exception_class, version)
         by_error.setdefault(candidate.error, []).append((round(score, 3), candidate))
     best = []
-    for group in by_error.values():
-        group.sort(key=lambda pair: (-pair[0], _negated(index.specificity(pair[1].hit.entry))))
+    for error, group in by_error.items():
+        here = raised.get(error, set())
+        group.sort(
+            key=lambda pair: (
+                index.entries[pair[1].hit.entry].record_id not in here,
+                -pair[0],
+                _negated(index.specificity(pair[1].hit.entry)),
+            )
+        )
         score, chosen = group[0]
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
         others.pop(index.entries[chosen.hit.entry].record_id, None)
@@ -286,10 +502,12 @@ def _match(
 ) -> Match:
     entry = index.entries[candidate.hit.entry]
     record = candidate.record
-    values = type_values(candidate.hit.captures)
+    hit = candidate.hit
+    values = type_values(hit.captures)
     if needs_context(values):
         infer_missing(values, sources(), candidate.line)
         adopt_written_dtype(values, frame)
+    unread = tuple(name for name in index.group_names(hit.entry) if name not in hit.captures)
     return Match(
         record_id=entry.record_id,
         variant=entry.variant,
@@ -297,16 +515,20 @@ def _match(
         matched_line=paste.original_line(candidate.line),
         line_number=paste.original_line_number(candidate.line),
         chain_position=record.chain_position if record else None,
-        exception_class=record.qualified_class if record else None,
+        exception_class=record.qualified_class if record else candidate.exception_class,
         captures=candidate.hit.captures,
         values=values,
         pattern_id=candidate.hit.entry,
         pattern=index.pattern(candidate.hit.entry),
         normalized_line=candidate.text,
-        truncated=candidate.hit.truncated,
+        truncated=hit.truncated,
         metadata=entry.metadata,
         alternatives=alternatives,
         user_frame=frame,
+        found_in=candidate.found_in,
+        literal=max(index.literals(hit.entry), key=len, default=""),
+        stripped=candidate.text[: hit.start].strip(),
+        unread=unread if hit.truncated else (),
     )
 
 
@@ -317,12 +539,12 @@ def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:
 
 
 def _agreement(
-    metadata: Mapping[str, str], record: ExceptionRecord | None, version: tuple[int, ...] | None
+    metadata: Mapping[str, str], raised_as: str | None, version: tuple[int, ...] | None
 ) -> float:
     """Lower the score where the record disagrees with the paste or with the user."""
     factor = 1.0
     expected = metadata.get("exception_class")
-    if expected and record is not None and record.short_class != expected:
+    if expected and raised_as is not None and raised_as != expected:
         factor *= CLASS_MISMATCH
     versions = metadata.get("jax_versions")
     if versions and version is not None and not _version_in(version, versions):

@@ -8,8 +8,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from app.alignment import AlignmentInputError
-from app.errors import PayloadTooLarge, invalid_field
+from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
 from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import (
@@ -54,6 +55,17 @@ class WhyOut(BaseModel):
     pattern: str
     normalizedLine: str
     truncated: bool
+    foundIn: str = Field(
+        description="Where the message was read: `exception message`, `wrapped message` "
+        "(joined from lines), `cut message` (an exception's, cut off), `line` (inside any "
+        "other line), `wrapped line` (two lines joined) or `cut line`."
+    )
+    literal: str = Field(description="The longest literal text of the pattern: what was found.")
+    stripped: str = Field(
+        description="Text before the message on its line, left out of the match (a log "
+        "prefix, a wrapper such as `INTERNAL: Mosaic failed to compile TPU kernel:`)."
+    )
+    unread: list[str] = Field(description="Values a cut-off message no longer shows.")
 
 
 class UserFrameOut(BaseModel):
@@ -82,6 +94,11 @@ class MatchOut(BaseModel):
         description="The user's own code nearest the error (not a library's), if pasted."
     )
     why: WhyOut
+    sourceUrl: str | None = Field(
+        default=None,
+        description="The error's site in the release the answer follows (`release.used`), "
+        "pinned to that release's commit.",
+    )
 
 
 class ExceptionOut(BaseModel):
@@ -99,11 +116,54 @@ class SuggestionOut(BaseModel):
     score: float
 
 
+class EvidenceOut(BaseModel):
+    kind: str = Field(
+        description="`frame` (a JAX frame on an error site's line), `function` (a JAX frame "
+        "in a function with error sites) or `version` (a version the paste names)."
+    )
+    lineNumber: int
+    text: str
+    releases: list[str]
+
+
+class ReleaseOut(BaseModel):
+    releases: list[str] = Field(description="The JAX releases the paste can come from.")
+    span: str = Field(examples=["0.8.0–0.8.1"])
+    frames: int = Field(description="JAX frames that agree with these releases.")
+    evidence: list[EvidenceOut]
+    given: str | None = Field(description="The jaxVersion asked for: it wins over the paste.")
+    used: str | None = Field(description="The release the answer follows.")
+    contradiction: str | None = Field(
+        description="Where the jaxVersion asked for, or the paste's own versions, disagree."
+    )
+
+
+class RaisePointOut(BaseModel):
+    errorId: str
+    slug: str | None = Field(description="None when the site's record is not in the catalog.")
+    filePath: str
+    function: str
+    line: int = Field(description="The frame's line in JAX's source.")
+    lineNumber: int = Field(description="The frame's line in the paste.")
+    releases: list[str] = Field(description="Releases with this site on that line.")
+    sourceUrl: str | None
+    why: str
+
+
 class MatchResponse(BaseModel):
     matches: list[MatchOut]
     exceptions: list[ExceptionOut]
     unmatched: list[ExceptionOut]
     suggestions: list[SuggestionOut]
+    release: ReleaseOut | None = Field(
+        default=None, description="Which JAX release the paste comes from, and why."
+    )
+    raisePoints: list[RaisePointOut] = Field(
+        default_factory=list,
+        description="For an exception no message matched (a bare `AssertionError`, a "
+        "message built at run time), the error sites its last JAX frame points at, surest "
+        "first.",
+    )
 
 
 class MatchService:
@@ -112,15 +172,22 @@ class MatchService:
         yet raises ``EngineNeeded``."""
         self.catalog = catalog
         self.engine = ComputeService(catalog, run_engine=run_engine)
+        self.frames = FrameIndex.load()
 
     def match(self, request: MatchRequest) -> MatchResponse:
         checked_jax_version(request.jaxVersion)
         try:
-            report = match_paste(request.text, self.catalog.patterns, request.jaxVersion)
+            report = match_paste(
+                request.text, self.catalog.patterns, request.jaxVersion, self.frames
+            )
         except PasteTooLarge as exc:
             raise PayloadTooLarge(f"text: {exc}") from None
         except UnreadablePaste as exc:
             raise invalid_field("text", str(exc)) from None
+        release = report.release
+        if request.jaxVersion is None and release is not None and _modelled(release.used):
+            # The paste's own release picks the engine's rules, where the engine models it.
+            request = request.model_copy(update={"jaxVersion": release.used})
         matches = [self._match(match, request) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         return MatchResponse(
@@ -128,6 +195,23 @@ class MatchService:
             exceptions=[_exception(found) for found in report.exceptions],
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
+            release=_release(release) if release is not None and release.releases else None,
+            raisePoints=[self._raise_point(point, request) for point in report.raise_points],
+        )
+
+    def _raise_point(self, point: RaisePoint, request: MatchRequest) -> RaisePointOut:
+        info = self.catalog.records.get(point.record_id)
+        release = point.releases[-1] if point.releases else request.jaxVersion
+        return RaisePointOut(
+            errorId=point.record_id,
+            slug=info.slug if info is not None else None,
+            filePath=point.file,
+            function=point.function,
+            line=point.line,
+            lineNumber=point.paste_line,
+            releases=list(point.releases),
+            sourceUrl=self.frames.source_url(point.record_id, release, or_newest=True),
+            why=point.reason,
         )
 
     def _match(self, match: Match, request: MatchRequest) -> MatchOut:
@@ -161,11 +245,18 @@ class MatchService:
             fixUnavailable=reason,
             alternatives=list(match.alternatives),
             userFrame=_frame(match.user_frame),
+            sourceUrl=(
+                self.frames.source_url(info.id, request.jaxVersion) if request.jaxVersion else None
+            ),
             why=WhyOut(
                 patternId=match.pattern_id,
                 pattern=match.pattern,
                 normalizedLine=match.normalized_line,
                 truncated=match.truncated,
+                foundIn=match.found_in,
+                literal=match.literal,
+                stripped=match.stripped,
+                unread=list(match.unread),
             ),
         )
 
@@ -220,6 +311,14 @@ class MatchService:
         ]
 
 
+def _modelled(release: str | None) -> bool:
+    try:
+        checked_jax_version(release)
+    except ProblemError:
+        return False
+    return release is not None
+
+
 def _missing_values(shape: list[int] | None, dtype: str | None) -> str:
     """What the engine lacks, saying what the paste does show."""
     if dtype is not None:
@@ -254,6 +353,21 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
         op for op in operations if any(hint in text for hint in _OPERATION_HINTS.get(op, ()))
     ]
     return mentioned + [op for op in operations if op not in mentioned]
+
+
+def _release(reading: ReleaseReading) -> ReleaseOut:
+    return ReleaseOut(
+        releases=list(reading.releases),
+        span=reading.span,
+        frames=reading.frames,
+        evidence=[
+            EvidenceOut(kind=e.kind, lineNumber=e.line, text=e.text, releases=list(e.releases))
+            for e in reading.evidence
+        ],
+        given=reading.given,
+        used=reading.used,
+        contradiction=reading.contradiction,
+    )
 
 
 def _exception(found: FoundException) -> ExceptionOut:

@@ -7,6 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.knowledge.releases import release_commits
 from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -224,3 +225,37 @@ def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
         "/api/compute", json={"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
     ).json()
     assert computed["fixes"][0]["code"]["before"] == "plgpu.SMEM((7,), jnp.int4)", "not shared"
+
+
+def test_the_release_is_read_from_the_frames_with_its_evidence(client: httpx.Client) -> None:
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    body = match(client, text)
+    release = body["release"]
+    assert (release["span"], release["used"], release["contradiction"]) == (
+        "0.10.2",
+        "0.10.2",
+        None,
+    )
+    raising = [e for e in release["evidence"] if e["kind"] == "frame"]
+    assert raising and "_copy_gmem_to_smem_lowering" in raising[-1]["text"]
+    assert text.splitlines()[raising[-1]["lineNumber"] - 1].strip().startswith("File ")
+    commit = release_commits()["0.10.2"]
+    assert body["matches"][0]["sourceUrl"].startswith(
+        f"https://github.com/jax-ml/jax/blob/{commit}/"
+    )
+    asked = match(client, text, jaxVersion="0.8.1")["release"]
+    assert asked["used"] == "0.8.1"
+    assert asked["contradiction"] == "jaxVersion 0.8.1 but the paste reads 0.10.2"
+
+
+def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -> None:
+    from tests.matching.test_raise_points import real_tiling_assert, tiling_site
+
+    body = match(client, real_tiling_assert())
+    assert body["matches"] == []
+    first = body["raisePoints"][0]
+    assert first["errorId"] == tiling_site()["id"]
+    assert first["filePath"] == "jax/_src/pallas/mosaic_gpu/core.py"
+    newest = tiling_site()["releases"][-1]
+    pinned = newest["githubUrl"].split("#")[0]  # the 0.10.2 commit's file
+    assert first["sourceUrl"] == f"{pinned}#L{newest['lineNumber']}-L{newest['lineNumber']}"

@@ -7,6 +7,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from app.knowledge.mining import MINED_SITES
 from app.matching.index import PatternEntry, PatternIndex
 from app.matching.templates import derive_pattern
 
@@ -49,6 +50,24 @@ def catalog_index() -> PatternIndex:
     """The catalog's wordings plus seed 001's own pattern (which ends in a lazy group)."""
     seed = PatternEntry(SEED_001["id"], SEED_001["messagePattern"], "seed pattern")
     return PatternIndex.build([*catalog_entries(), seed])
+
+
+@cache
+def mined_records() -> tuple[dict[str, Any], ...]:
+    """The mined dataset's records (sites no curated record took)."""
+    lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
+    return tuple(item["record"] for item in map(json.loads, lines) if "record" in item)
+
+
+@cache
+def everything() -> PatternIndex:
+    """The catalog's wordings and every matchable mined site, as a full catalog holds them."""
+    mined = [
+        PatternEntry(r["id"], r["matchPattern"], "current", {"exception_class": r["errorClass"]})
+        for r in mined_records()
+        if r["matchPattern"]
+    ]
+    return PatternIndex.build([*catalog_entries(), *mined])
 
 
 def fixture_text(path: Path) -> str:

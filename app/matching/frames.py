@@ -1,0 +1,452 @@
+"""Which JAX release a paste comes from, read from its frames and the versions it names.
+
+Each release puts its error sites at known lines of known functions (the mined dataset), so
+a traceback's JAX frames narrow down the releases it can come from: a frame on a site's line
+names the releases with that site at that line, any other frame in a function with sites
+names the releases where that function has them. Versions the paste spells out
+(``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are read too,
+and a version the user gives wins over all of it.
+
+The index is derived from ``data/mined/jax-sites.jsonl`` and committed as
+``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads it in
+a fraction of a second rather than parsing 20 MB of records.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from app.knowledge.releases import release_commits, release_key, source_url
+
+FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
+
+# "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
+# IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
+_FRAME = re.compile(
+    r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
+    r"|\s*File (?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+)"
+)
+_JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
+# "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
+# "jax-0.7.2.dist-info", "jax_version='0.8.1'".
+# It starts with its literal, so that ``re`` looks for "jax" and nothing else between.
+_VERSION = re.compile(
+    r"(?P<package>jax(?:lib)?)(?:[ _-]?version)?"
+    r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
+)
+_RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
+# Lines between a frame and its exception: the source line, carets, JAX's separators.
+MAX_FRAME_TAIL = 6
+MAX_PATHS_KEPT = 4096  # paths as printed, remembered with the file each names
+# A printed source line must show this much of an assert's condition to be taken for it.
+MIN_CONDITION = 8
+
+
+@dataclass(frozen=True)
+class Site:
+    """An error site of the mined dataset, as a frame on its line names it."""
+
+    record_id: str
+    file: str
+    function: str
+    kind: str  # "raise" or "assert"
+    error_class: str
+    condition: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One line of the paste that says which releases it comes from."""
+
+    kind: str  # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version"
+    line: int  # the pasted line's number with ``origins``, else the index into the lines read
+    text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
+    releases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReleaseReading:
+    """The releases the paste can come from, and why; ``used`` is the one matching follows."""
+
+    releases: tuple[str, ...]  # oldest first; empty when nothing in the paste tells
+    span: str  # "0.8.0–0.8.1", "0.4.31, 0.5.0–0.5.2"
+    frames: int  # JAX frames that agree with ``releases``
+    evidence: tuple[Evidence, ...]
+    given: str | None  # the user's jaxVersion
+    used: str | None  # the user's, else the newest release the paste allows
+    contradiction: str | None  # the user's version against the paste's, or the paste's own
+
+
+@dataclass(frozen=True)
+class RaisePoint:
+    """A mined site the exception's last frame points at, with why."""
+
+    record_id: str
+    file: str
+    function: str
+    line: int  # the frame's line in JAX's source
+    releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
+    paste_line: int  # the frame's line among the lines read
+    reason: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str  # from ``jax/`` or ``jaxlib/`` on
+    line: int
+    function: str
+    paste_line: int
+
+
+class FrameIndex:
+    """(file, line) → the sites there, per release; (file, function) → releases."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.releases: tuple[str, ...] = tuple(data["releases"])
+        self.sites = [Site(*row) for row in data["sites"]]
+        # Tracebacks print a function's own name: "check_invariants", not its class's.
+        self._short_names = [site.function.rsplit(".", 1)[-1] for site in self.sites]
+        self._lines: dict[str, dict[str, list[list[int]]]] = data["lines"]
+        self.functions = {
+            (file, function): mask
+            for file, by_function in data["functions"].items()
+            for function, mask in by_function.items()
+        }
+        self.files = frozenset(self._lines)
+        self._names: dict[int, tuple[str, ...]] = {}
+        self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
+
+    @classmethod
+    def load(cls, path: Path = FRAME_INDEX_FILE) -> FrameIndex:
+        return _load(path)
+
+    def names(self, mask: int) -> tuple[str, ...]:
+        names = self._names.get(mask)
+        if names is None:
+            names = tuple(r for bit, r in enumerate(self.releases) if mask >> bit & 1)
+            self._names[mask] = names
+        return names
+
+    def mask(self, release: str) -> int:
+        return 1 << self.releases.index(release) if release in self.releases else 0
+
+    def sites_at(self, frame: Frame) -> list[tuple[Site, int]]:
+        """The sites on the frame's line, in the frame's function, with their releases."""
+        placed = self._lines.get(frame.file, {}).get(str(frame.line), ())
+        names = self._short_names
+        return [(self.sites[n], mask) for n, mask in placed if names[n] == frame.function]
+
+    def source_url(
+        self, record_id: str, release: str | None, or_newest: bool = False
+    ) -> str | None:
+        """The record's site as ``release`` shipped it, pinned to that release's commit;
+        with ``or_newest``, the newest release with the site when ``release`` has none."""
+        placed = self._site_lines.get(record_id, ())
+        wanted = self.mask(release) if release else 0
+        newest = max(placed, key=lambda entry: entry[2], default=None)
+        for file, line, mask in placed:
+            if mask & wanted:
+                return source_url(release_commits()[str(release)], file, line, line)
+        if or_newest and newest is not None:
+            file, line, mask = newest
+            return source_url(release_commits()[self.names(mask)[-1]], file, line, line)
+        return None
+
+    @cached_property
+    def _site_lines(self) -> dict[str, list[tuple[str, int, int]]]:
+        """Record id → (file, line, releases) of its site: built on first use."""
+        table: dict[str, list[tuple[str, int, int]]] = {}
+        for file, by_line in self._lines.items():
+            for line, placed in by_line.items():
+                for number, mask in placed:
+                    site = self.sites[number]
+                    table.setdefault(site.record_id, []).append((file, int(line), mask))
+        return table
+
+    def frames(self, lines: Sequence[str], numbers: Iterable[int]) -> list[Frame]:
+        """The frames among ``lines[numbers]`` whose file is one with mined sites."""
+        found = []
+        for number in sorted(numbers):
+            text = lines[number]
+            if "File " not in text:
+                continue
+            match = _FRAME.match(text)
+            if match is None:
+                continue
+            path = match["path"] or match["ipath"]
+            file = self._file(path.replace("\\", "/"))
+            if file is not None:
+                line = int(match["line"] or match["iline"])
+                function = (match["function"] or match["ifunction"]).rsplit(".", 1)[-1]
+                found.append(Frame(file, line, function, number))
+        return found
+
+    def raise_points(
+        self, lines: Sequence[str], structure: frozenset[int], exception_line: int, short_class: str
+    ) -> list[RaisePoint]:
+        """The sites the frame right above an exception line points at, surest first: a site
+        on the frame's line, an assert whose condition is the frame's source line, else the
+        function's sites raising that class (a message built at run time, an unmined
+        release)."""
+        found = self._raising_frame(lines, structure, exception_line)
+        if found is None:
+            return []
+        frame, source = found
+        ranked: list[tuple[int, RaisePoint]] = []
+        fallback: list[tuple[int, RaisePoint]] = []
+        for number in self._function_sites.get((frame.file, frame.function), ()):
+            site = self.sites[number]
+            placed = self._lines[frame.file].get(str(frame.line), ())
+            mask = sum(m for n, m in placed if n == number)
+            same_class = site.error_class == short_class
+            asserted = site.kind == "assert" and _same_condition(site.condition, source)
+            reasons = []
+            if mask:
+                reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
+            if asserted:
+                reasons.append("the frame's source line is this assert's condition")
+            point = RaisePoint(
+                site.record_id,
+                frame.file,
+                frame.function,
+                frame.line,
+                self.names(mask),
+                frame.paste_line,
+                "; ".join(reasons) or f"this function raises {short_class} here",
+            )
+            rank = 2 * bool(mask) + 2 * asserted + same_class
+            if mask or asserted:
+                ranked.append((rank, point))
+            elif same_class:
+                fallback.append((rank, point))
+        chosen = ranked or fallback
+        chosen.sort(key=lambda pair: -pair[0])
+        return [point for _, point in chosen]
+
+    @cached_property
+    def _function_sites(self) -> dict[tuple[str, str], list[int]]:
+        """(file, function) → its sites' numbers, in order."""
+        table: dict[tuple[str, str], list[int]] = {}
+        for number, site in enumerate(self.sites):
+            key = (site.file, site.function.rsplit(".", 1)[-1])
+            table.setdefault(key, []).append(number)
+        return table
+
+    def _raising_frame(
+        self, lines: Sequence[str], structure: frozenset[int], exception_line: int
+    ) -> tuple[Frame, str] | None:
+        """The JAX frame right above ``exception_line`` and its source line, if any."""
+        number = exception_line - 1
+        while number >= 0 and number in structure and exception_line - number <= MAX_FRAME_TAIL:
+            frames = self.frames(lines, (number,))
+            if frames:
+                source = lines[number + 1].strip() if number + 1 < exception_line else ""
+                return frames[0], source
+            if _FRAME.match(lines[number]):
+                return None  # the last frame is not JAX's
+            number -= 1
+        return None
+
+    def _file(self, path: str) -> str | None:
+        """The path from its ``jax/`` (or ``jaxlib/``) on, if that is a file with sites;
+        the last such part wins (``~/src/jax/jax/_src/...``)."""
+        if path in self._paths:
+            return self._paths[path]
+        self._paths[path] = None
+        if len(self._paths) > MAX_PATHS_KEPT:
+            self._paths.clear()
+        for start in (m.start(1) for m in re.finditer(r"(?:^|/)(jax(?:lib)?/)", path)):
+            if path[start:] in self.files:
+                self._paths[path] = path[start:]
+                return path[start:]
+        return None
+
+    def read(
+        self,
+        lines: Sequence[str],
+        frame_lines: Iterable[int],
+        given: str | None,
+        origins: Sequence[int] | None = None,
+    ) -> ReleaseReading:
+        """The releases the paste can come from, by its JAX frames and the versions it
+        names; ``given`` (the user's) wins, and disagreeing with the paste is reported.
+        Evidence points at ``origins[n]`` for line ``n`` (the pasted line), if given."""
+        evidence: list[Evidence] = []
+        masks: list[int] = []
+        seen: set[str] = set()
+        for frame in self.frames(lines, frame_lines):
+            mask = 0
+            for _site, site_mask in self.sites_at(frame):
+                mask |= site_mask
+            kind = "frame" if mask else "function"
+            mask = mask or self.functions.get((frame.file, frame.function), 0)
+            text = f"{frame.file}:{frame.line} {frame.function}"
+            if mask and text not in seen:  # a frame printed again (recursion) tells nothing new
+                seen.add(text)
+                masks.append(mask)
+                line = origins[frame.paste_line] if origins else frame.paste_line
+                evidence.append(Evidence(kind, line, text, self.names(mask)))
+        everything = (1 << len(self.releases)) - 1
+        best, agreeing = _most_agreed(masks, everything)
+        stated = self._stated(lines, evidence, origins)
+        contradiction = None
+        if stated:
+            if masks and not stated & best:
+                contradiction = (
+                    f"the paste names {_span(self.names(stated))} but its frames read "
+                    f"{_span(self.names(best))}"
+                )
+            best = stated
+        releases = self.names(best) if (masks or stated) else ()
+        used = given
+        if given is None and releases:
+            used = releases[-1]
+        elif given is not None and releases and _release_of(given) not in releases:
+            contradiction = f"jaxVersion {given} but the paste reads {_span(releases)}"
+        return ReleaseReading(
+            releases, _span(releases), agreeing, tuple(evidence), given, used, contradiction
+        )
+
+    def _stated(
+        self, lines: Sequence[str], evidence: list[Evidence], origins: Sequence[int] | None
+    ) -> int:
+        """The releases the paste spells out (``jax==0.9.2``); a development version is
+        read as the release it numbers."""
+        mask = 0
+        text = "\n".join(lines)
+        line = position = 0
+        for found in _VERSION.finditer(text):
+            if found.start() and (
+                text[found.start() - 1].isalnum() or text[found.start() - 1] in "_.-"
+            ):
+                continue  # part of a longer name: "myjax==1.0.0", "pjax-0.1.0"
+            line += text.count("\n", position, found.start())
+            position = found.start()
+            release = _release_of(found["version"])
+            bit = self.mask(release) if release else 0
+            if bit:
+                mask |= bit
+                shown = f"{found['package']} {found['version']}"
+                shown_at = origins[line] if origins else line
+                evidence.append(Evidence("version", shown_at, shown, (str(release),)))
+        return mask
+
+
+def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
+    """The releases most frames agree with, and how many frames agree with them."""
+    if not masks:
+        return everything, 0
+    counts: dict[int, int] = {}
+    for mask in masks:
+        bits = mask
+        while bits:
+            low = bits & -bits
+            counts[low] = counts.get(low, 0) + 1
+            bits ^= low
+    top = max(counts.values())
+    return sum(bit for bit, count in counts.items() if count == top), top
+
+
+def _same_condition(condition: str, source: str) -> bool:
+    """Whether ``source`` (``assert <condition>[, message]``, perhaps only its first line)
+    is the assert of ``condition`` (as the miner unparses it: ``all((x for x in y))``)."""
+    if not source.startswith("assert"):
+        return False
+    try:
+        statement = ast.parse(source).body[0]
+    except SyntaxError:  # a multi-line assert, cut after its first line
+        statement = None
+    if isinstance(statement, ast.Assert):
+        return ast.unparse(statement.test) == condition
+    printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
+    wanted = re.sub(r"\s+", "", condition)
+    return len(printed) >= MIN_CONDITION and wanted.startswith(printed)
+
+
+def _release_of(version: str) -> str | None:
+    found = _RELEASE_PART.match(version)
+    if found is None:
+        return None
+    release = found[0]
+    if release.count(".") == 3 and release not in release_commits():
+        release = release.rsplit(".", 1)[0]
+    return release
+
+
+def _span(releases: Sequence[str]) -> str:
+    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise."""
+    order = list(release_commits())
+    runs: list[list[str]] = []
+    for release in sorted(releases, key=release_key):
+        position = order.index(release) if release in order else -2
+        if runs and order.index(runs[-1][-1]) + 1 == position:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
+
+
+@cache
+def _load(path: Path) -> FrameIndex:
+    return FrameIndex(orjson.loads(path.read_bytes()))
+
+
+def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The compact index of a mined dataset's items (records and annotations' mined parts)."""
+    releases = list(release_commits())
+    bit = {release: 1 << n for n, release in enumerate(releases)}
+    sites: list[list[str]] = []
+    lines: dict[str, dict[str, list[list[Any]]]] = {}
+    for item in items:
+        if "record" in item:
+            record_id, facts = item["record"]["id"], item["record"]
+        else:
+            record_id, facts = item["annotation"]["recordId"], item["annotation"]["mined"]
+        site = facts["site"]
+        if site.get("language", "python") != "python":
+            continue  # C++ lines are not frames of a Python traceback
+        number = len(sites)
+        sites.append(
+            [
+                record_id,
+                facts["filePath"],
+                site["function"] or "<module>",
+                site["kind"],
+                facts["errorClass"],
+                site.get("condition") or "",
+                facts["errorMessage"],
+            ]
+        )
+        by_release_line: dict[int, int] = {}
+        for entry in facts["releases"]:
+            if entry["release"] in bit:
+                by_release_line[entry["lineNumber"]] = (
+                    by_release_line.get(entry["lineNumber"], 0) | bit[entry["release"]]
+                )
+        for line, mask in sorted(by_release_line.items()):
+            lines.setdefault(facts["filePath"], {}).setdefault(str(line), []).append([number, mask])
+    functions: dict[str, dict[str, int]] = {}
+    for file, by_line in lines.items():
+        for at_line in by_line.values():
+            for number, mask in at_line:
+                function = sites[number][2].rsplit(".", 1)[-1]
+                by_function = functions.setdefault(file, {})
+                by_function[function] = by_function.get(function, 0) | mask
+    return {"releases": releases, "sites": sites, "lines": lines, "functions": functions}
+
+
+def write_frame_index(mined: Path, out: Path = FRAME_INDEX_FILE) -> None:
+    """Derive the frame index from a mined dataset file (JSON Lines) and write it."""
+    with mined.open(encoding="utf-8") as stream:
+        data = build_frame_index(json.loads(line) for line in stream if line.strip())
+    out.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -1,0 +1,140 @@
+"""The JAX release a paste comes from: read from its JAX frames against the mined sites'
+lines in every release, and from the versions it spells out; the user's jaxVersion wins."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.knowledge.mining import MINED_SITES
+from app.knowledge.releases import release_key
+from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, build_frame_index
+from app.matching.matcher import match_paste
+
+from .catalog import TRACEBACKS, catalog_index, fixture_text
+
+# Captured from JAX 0.10.2 lowering on the CPU (tests/oracle).
+REAL = sorted(TRACEBACKS.glob("*.txt"))
+MESSAGE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+
+@cache
+def mined_items() -> tuple[dict[str, Any], ...]:
+    return tuple(map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines()))
+
+
+def test_the_committed_index_is_the_one_the_mined_sites_give() -> None:
+    committed = json.loads(FRAME_INDEX_FILE.read_text(encoding="utf-8"))
+    assert committed == build_frame_index(mined_items())
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda path: path.name)
+def test_a_real_traceback_reads_as_the_release_that_printed_it(path: Path) -> None:
+    reading = match_paste(fixture_text(path), catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None
+    assert reading.used == "0.10.2"
+    assert "0.10.2" in reading.releases
+    assert reading.frames >= 2
+    assert reading.contradiction is None
+
+
+def copy_site() -> dict[str, Any]:
+    """The mined facts of ``_copy_gmem_to_smem_lowering``'s integer-bytes check."""
+    [facts] = [
+        item["annotation"]["mined"]
+        for item in mined_items()
+        if "annotation" in item and item["annotation"]["recordId"] == "225d0e9c2ee22311"
+    ]
+    return facts  # type: ignore[no-any-return]
+
+
+def traceback_at(file: str, line: int, function: str) -> str:
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/kernel.py", line 12, in <module>\n'
+        "    out = kernel(x)\n"
+        f'  File "/opt/venv/lib/python3.11/site-packages/{file}", line {line}, in {function}\n'
+        "    raise ValueError(\n"
+        f"{MESSAGE}\n"
+    )
+
+
+def sites_in(file: str, function: str) -> list[dict[str, Any]]:
+    """The mined facts of every site of ``function`` in ``file``."""
+    found = []
+    for item in mined_items():
+        facts = item["annotation"]["mined"] if "annotation" in item else item["record"]
+        if facts["filePath"] == file and facts["site"]["function"] == function:
+            found.append(facts)
+    return found
+
+
+def test_the_raising_frames_line_names_the_releases_with_a_site_there() -> None:
+    facts = copy_site()
+    file, function = facts["filePath"], facts["site"]["function"]
+    lines = {entry["lineNumber"] for entry in facts["releases"]}
+    assert len(lines) > 3  # the site moved between releases
+    for line in lines:
+        releases = {
+            entry["release"]
+            for other in sites_in(file, function)
+            for entry in other["releases"]
+            if entry["lineNumber"] == line
+        }
+        paste = traceback_at(file, line, function)
+        report = match_paste(paste, catalog_index(), None, FrameIndex.load())
+        assert report.release is not None
+        assert set(report.release.releases) == releases
+        assert report.release.used == max(releases, key=release_key)
+        assert report.release.evidence[0].kind == "frame"
+        assert report.release.evidence[0].line == 4  # the frame's line in the paste
+
+
+@pytest.mark.parametrize(
+    ("line", "release"),
+    [
+        ("Name: jax Version: 0.7.2 (pip show jax)  -- jax==0.7.2", "0.7.2"),
+        ("jaxlib 0.10.0.dev20260101 installed from nightly", "0.10.0"),
+        ('  File "/opt/conda/lib/python3.11/site-packages/jax-0.8.1.dist-info/x.py"', "0.8.1"),
+        ("jax:    0.9.0.1", "0.9.0.1"),
+    ],
+)
+def test_an_explicit_version_is_read(line: str, release: str) -> None:
+    report = match_paste(f"{line}\n{MESSAGE}\n", catalog_index(), None, FrameIndex.load())
+    assert report.release is not None
+    assert report.release.releases == (release,)
+    assert report.release.evidence[0].kind == "version"
+
+
+def test_the_users_version_wins_and_a_contradiction_is_reported() -> None:
+    paste = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    report = match_paste(paste, catalog_index(), "0.8.1", FrameIndex.load())
+    assert report.release is not None
+    assert report.release.used == "0.8.1"
+    assert report.release.contradiction == "jaxVersion 0.8.1 but the paste reads 0.10.2"
+    agreeing = match_paste(paste, catalog_index(), "0.10.2", FrameIndex.load()).release
+    assert agreeing is not None and agreeing.contradiction is None
+
+
+def test_a_version_named_against_the_frames_is_reported() -> None:
+    paste = "pip: jax==0.5.0\n" + fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    reading = match_paste(paste, catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None
+    assert reading.used == "0.5.0"
+    assert reading.contradiction == "the paste names 0.5.0 but its frames read 0.10.2"
+
+
+def test_nothing_in_the_paste_tells_no_release() -> None:
+    reading = match_paste(MESSAGE, catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None and reading.releases == () and reading.used is None
+
+
+def test_the_source_link_is_that_releases() -> None:
+    facts = copy_site()
+    oldest = facts["releases"][0]
+    url = FrameIndex.load().source_url("225d0e9c2ee22311", oldest["release"])
+    assert url == oldest["githubUrl"]

@@ -1,0 +1,124 @@
+"""An exception no message identifies, named by the JAX frame that raised it: a bare
+``AssertionError`` by its frame's source line, a message built at run time or printed by an
+unmined release by the frame's file and function; and a message several sites raise, by the
+frame on one of their lines."""
+
+from __future__ import annotations
+
+import traceback
+from collections import defaultdict
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+from app.matching.frames import FrameIndex
+from app.matching.matcher import match_paste
+
+from .catalog import catalog_index, everything, mined_records
+
+
+def real_tiling_assert() -> str:
+    """What JAX 0.10.2 prints for a block that its tiling does not divide."""
+    try:
+        plgpu.TilingTransform((8, 64)).transform_type(jax.core.ShapedArray((12, 64), jnp.float32))
+    except AssertionError:
+        return traceback.format_exc()
+    raise AssertionError("JAX accepted a (12, 64) block tiled by (8, 64)")
+
+
+def tiling_site() -> dict[str, Any]:
+    [site] = [
+        r
+        for r in mined_records()
+        if r["site"]["function"] == "TilingTransform.transform_type"
+        and r["site"]["kind"] == "assert"
+        and "tiled_dims" in r["site"]["condition"]
+    ]
+    return site
+
+
+def test_a_bare_assertion_error_is_named_by_its_frames_source_line() -> None:
+    paste = real_tiling_assert()
+    assert paste.rstrip().endswith("\nAssertionError")  # nothing for a message to match
+    report = match_paste(paste, catalog_index(), None, FrameIndex.load())
+    assert report.matches == ()
+    first = report.raise_points[0]
+    assert first.record_id == tiling_site()["id"]
+    assert first.function == "transform_type"
+    assert "0.10.2" in first.releases
+    assert "source line is this assert's condition" in first.reason
+    assert paste.splitlines()[first.paste_line - 1].lstrip().startswith("File ")
+
+
+def test_an_unmined_release_is_still_named_by_the_assert_it_prints() -> None:
+    """A line no mined release has the site on (a newer JAX): the condition still tells."""
+    paste = real_tiling_assert()
+    line = next(e["lineNumber"] for e in reversed(tiling_site()["releases"]))
+    moved = paste.replace(f"line {line}, in transform_type", "line 9999, in transform_type")
+    assert moved != paste
+    report = match_paste(moved, catalog_index(), None, FrameIndex.load())
+    [point] = report.raise_points
+    assert point.record_id == tiling_site()["id"]
+    assert point.releases == ()
+    assert FrameIndex.load().source_url(point.record_id, None, or_newest=True)
+
+
+def frame(file: str, line: int, function: str) -> str:
+    return f'  File "/usr/lib/python3.11/site-packages/{file}", line {line}, in {function}\n'
+
+
+def test_a_message_built_at_run_time_is_named_by_the_raising_frame() -> None:
+    """A raise whose message has too little literal text to match (``raise ValueError(msg)``)."""
+    site = next(
+        r
+        for r in mined_records()
+        if not r["matchPattern"]
+        and r["site"]["kind"] == "raise"
+        and r["errorClass"] == "ValueError"
+        and r["releases"][-1]["release"] == "0.10.2"
+    )
+    function = site["site"]["function"].rsplit(".", 1)[-1]
+    line = site["releases"][-1]["lineNumber"]
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/kernel.py", line 3, in <module>\n'
+        + frame(site["filePath"], line, function)
+        + "    raise ValueError(msg)\n"
+        "ValueError: block 3 of kernel 'mine' does not fit\n"
+    )
+    report = match_paste(paste, everything(), None, FrameIndex.load())
+    assert [p.record_id for p in report.raise_points][:1] == [site["id"]]
+    assert "0.10.2" in report.raise_points[0].releases
+
+
+def shared_message() -> list[dict[str, Any]]:
+    """Sites in different functions raising the same message with the same class."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in mined_records():
+        if record["matchPattern"] and record["releases"][-1]["release"] == "0.10.2":
+            groups[(record["matchPattern"], record["errorClass"])].append(record)
+    for group in groups.values():
+        if len({r["site"]["function"].rsplit(".", 1)[-1] for r in group}) == len(group) > 1:
+            return group
+    raise AssertionError("no message is raised by sites in two functions")
+
+
+def test_a_message_several_sites_raise_is_given_the_site_of_its_frame() -> None:
+    group = shared_message()
+    # The shared template with a value in its placeholder ("... type: {type(dim)}").
+    line = f"{group[0]['errorClass']}: {group[0]['errorMessage'].split('{', 1)[0]}thing"
+    for site in group:
+        function = site["site"]["function"].rsplit(".", 1)[-1]
+        paste = (
+            "Traceback (most recent call last):\n"
+            + frame(site["filePath"], site["releases"][-1]["lineNumber"], function)
+            + "    raise it\n"
+            + f"{line}\n"
+        )
+        chosen = match_paste(paste, everything(), None, FrameIndex.load()).matches[0]
+        assert chosen.record_id == site["id"]
+        assert {r["id"] for r in group} - {site["id"]} <= set(chosen.alternatives)
+    without_frames = match_paste(line, everything()).matches[0]
+    assert {without_frames.record_id, *without_frames.alternatives} >= {r["id"] for r in group}
