@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from app.knowledge.releases import release_commits
+from app.knowledge.scope import backend_of
 from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -89,14 +90,22 @@ def test_distractors_match_nothing_and_get_suggestions(client: httpx.Client) -> 
 
 
 def test_a_tpu_or_triton_error_is_offered_no_mosaic_gpu_record(client: httpx.Client) -> None:
-    for text in (
-        (FIXTURES / "pastes" / "distractors-tpu-triton.txt").read_text(),
-        "jaxlib.mosaic.MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: memref shape"
-        " must be aligned to tiling (8, 128)",
-        "ValueError: Triton TMA descriptors require the inner dimension in bytes to be a"
-        " multiple of 16 bytes",
+    for text, backend in (
+        ((FIXTURES / "pastes" / "distractors-tpu-triton.txt").read_text(), {"tpu", "triton"}),
+        (
+            "jaxlib.mosaic.MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: memref"
+            " shape must be aligned to tiling (8, 128)",
+            {"tpu"},
+        ),
+        (
+            "ValueError: Triton TMA descriptors require the inner dimension in bytes to be a"
+            " multiple of 16 bytes",
+            {"triton"},
+        ),
     ):
-        assert match(client, text)["suggestions"] == []
+        for suggestion in match(client, text)["suggestions"]:
+            record = client.get(f"/api/errors/{suggestion['errorId']}").json()["record"]
+            assert backend_of(record["filePath"]) in backend, record["errorMessage"]
 
 
 def test_bad_pastes(client: httpx.Client) -> None:
