@@ -45,19 +45,20 @@ Kernel = tuple[Callable, list[jax.ShapeDtypeStruct]]
 WRAPPER_CLASSES = frozenset({"JaxStackTraceBeforeTransformation", "LoweringError"})
 
 
-# The kernel and pallas_call spellings changed across releases: 0.9 took ``out_type=`` and
-# ``scratch_types=`` and chose the backend by its compiler params; 0.6 to 0.8 took
-# ``out_shape=``, ``scratch_shapes=`` and ``backend="mosaic_gpu"``; 0.5 had no scratch
-# argument at all (scratch came from ``pl.run_scoped`` in the body).
+# The kernel and pallas_call spellings changed across releases: 0.9 chose the backend by
+# the compiler params, not ``backend="mosaic_gpu"``; 0.10 took ``out_type=`` and
+# ``scratch_types=`` where 0.6 to 0.9 took ``out_shape=`` and ``scratch_shapes=``; 0.5 had
+# no scratch argument at all (scratch came from ``pl.run_scoped`` in the body).
 JAX_VERSION = tuple(int(part) for part in jax.__version__.split(".")[:3])
 _NEW_SPELLINGS = (0, 9, 0)
 
 
 def gpu_kernel(body: Callable, out: jax.ShapeDtypeStruct, scratch: list) -> Callable:
     """``plgpu.kernel(body, out, scratch)`` as this release spells it."""
-    if JAX_VERSION >= _NEW_SPELLINGS:
+    parameters = inspect.signature(plgpu.kernel).parameters
+    if "out_type" in parameters:
         return plgpu.kernel(body, out_type=out, scratch_types=scratch)
-    if "scratch_shapes" in inspect.signature(plgpu.kernel).parameters:
+    if "scratch_shapes" in parameters:
         return plgpu.kernel(body, out_shape=out, scratch_shapes=scratch)
 
     def scoped(*refs):

@@ -45,10 +45,10 @@ RELEASES_DIR = Path(
     os.environ.get("ERRATA_JAX_RELEASES_DIR", Path.home() / ".cache" / "errata" / "jax-releases")
 )
 EXAMPLES_SHOWN = 10
-# Before 0.9 a kernel without operands whose body writes no ref is never lowered ("core_map
+# Before 0.10 a kernel without operands whose body writes no ref is never lowered ("core_map
 # without discharging"), which is what the bitcast harness is: those releases' bitcasts are
 # left unconfirmed.
-BITCAST_HARNESS_SINCE = (0, 9, 0)
+BITCAST_HARNESS_SINCE = (0, 10, 0)
 Verdict = tuple[str | None, str | None]
 
 
