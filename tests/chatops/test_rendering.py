@@ -203,7 +203,16 @@ def _unfixed_match(line: str) -> MatchResponse:
         numbers={},
         inferred=[],
     )
-    why = WhyOut(patternId=0, pattern="Got (?P<x>.*)", normalizedLine=line, truncated=False)
+    why = WhyOut(
+        patternId=0,
+        pattern="Got (?P<x>.*)",
+        normalizedLine=line,
+        truncated=False,
+        foundIn="exception message",
+        literal="Got ",
+        stripped="",
+        unread=[],
+    )
     found = MatchOut(
         errorId="r1",
         slug="got-bytes",
