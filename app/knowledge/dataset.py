@@ -118,7 +118,7 @@ def mined_facts(track: Track) -> dict[str, Any]:
     return {
         "errorMessage": error_message(site),
         "messagePattern": message_pattern(site),
-        "matchPattern": match_pattern(site),
+        "matchPattern": match_pattern(site.template),
         "errorClass": site.error_class,
         "filePath": site.file_path,
         "lineNumber": site.line,
@@ -180,11 +180,11 @@ def message_pattern(site: Site) -> str:
     return site.pattern if site.template else messages.escape(error_message(site))
 
 
-def match_pattern(site: Site) -> str:
+def match_pattern(template: str) -> str:
     """The typed pattern with named groups the matcher uses, of the message's first line
     (the exception line of a traceback); empty where that line has too little literal text
     to tell it from any other line (a bare assert, ``raise X(msg)``)."""
-    first_line = site.template.split("\n", 1)[0]
+    first_line = template.split("\n", 1)[0]
     literal = "".join(piece for piece in split_template(first_line) if isinstance(piece, str))
     if len(literal.strip()) < MIN_MATCHABLE_LITERAL:
         return ""
@@ -197,7 +197,7 @@ def record_document(track: Track, facts: dict[str, Any]) -> dict[str, Any]:
     older = [
         {"text": wording.template, "from": wording.first, "until": wording.last}
         for wording in track.wordings[:-1]
-        if wording.template and match_pattern(_reworded(site, wording))
+        if match_pattern(wording.template)
     ]
     return {
         "id": track.id,
@@ -229,19 +229,6 @@ def record_document(track: Track, facts: dict[str, Any]) -> dict[str, Any]:
         "releases": facts["releases"],
         "messageHistory": facts["messageHistory"],
     }
-
-
-def _reworded(site: Site, wording: Wording) -> Site:
-    return Site(
-        site.file_path,
-        site.line,
-        site.kind,
-        site.error_class,
-        wording.template,
-        wording.pattern,
-        site.function,
-        site.backend,
-    )
 
 
 def derived_documentation(track: Track) -> str:

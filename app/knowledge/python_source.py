@@ -60,6 +60,7 @@ class _Module:
         self.tree = tree
         self.backend = backend
         self.file_path = file_path
+        self._assignments: dict[int, list[_Assignment]] = {}
         self.helpers = {
             node.name: node
             for node in tree.body
@@ -68,6 +69,17 @@ class _Module:
 
     def sites(self) -> Iterator[Site]:
         yield from self._walk(self.tree.body, _Scope(None, None, None, ()), [])
+
+    def _assignments_of(
+        self, function: ast.FunctionDef | ast.AsyncFunctionDef | None
+    ) -> list[_Assignment]:
+        """Read once per function: a long lowering rule raises in dozens of places."""
+        if function is None:
+            return []
+        found = self._assignments.get(id(function))
+        if found is None:
+            found = self._assignments[id(function)] = _assignments(function)
+        return found
 
     def _walk(self, body: Sequence[ast.stmt], scope: _Scope, names: list[str]) -> Iterator[Site]:
         for node in body:
@@ -141,7 +153,7 @@ class _Module:
             function=scope.qualname,
             backend=self.backend,
             condition=condition,
-            definitions=_definitions(condition, scope.function, node.lineno),
+            definitions=_definitions(condition, self._assignments_of(scope.function), node.lineno),
             lowering_rule=_registration(scope.outer_function),
         )
 
@@ -370,12 +382,38 @@ def _returned_call(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Call
     return None
 
 
+@dataclass(frozen=True)
+class _Assignment:
+    """A plain assignment of a function: the names it binds and the names it reads."""
+
+    line: int
+    binds: frozenset[str]
+    reads: frozenset[str]
+    node: ast.Assign
+
+
+def _assignments(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Assignment]:
+    """Every ``x = …`` in the function (nested blocks included), in ``ast.walk`` order."""
+    return [
+        _Assignment(
+            node.lineno,
+            frozenset(
+                n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)
+            ),
+            frozenset(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)),
+            node,
+        )
+        for node in ast.walk(function)
+        if isinstance(node, ast.Assign)
+    ]
+
+
 def _definitions(
-    condition: str | None, function: ast.FunctionDef | ast.AsyncFunctionDef | None, line: int
+    condition: str | None, assignments: Sequence[_Assignment], line: int
 ) -> tuple[str, ...]:
-    """The assignments in the function that give the condition's names their values, in
+    """The assignments before ``line`` that give the condition's names their values, in
     source order, following each definition's own names one step further."""
-    if condition is None or function is None:
+    if condition is None:
         return ()
     try:
         wanted = {
@@ -383,20 +421,17 @@ def _definitions(
         }
     except SyntaxError:
         return ()
-    found: dict[int, str] = {}
+    found: dict[int, ast.Assign] = {}
     for _ in range(2):
         more: set[str] = set()
-        for node in ast.walk(function):
-            if not isinstance(node, ast.Assign) or node.lineno >= line or node.lineno in found:
+        for assignment in assignments:
+            if assignment.line >= line or assignment.line in found:
                 continue
-            names = {
-                n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name)
-            }
-            if names & wanted:
-                found[node.lineno] = ast.unparse(node)
-                more |= {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if assignment.binds & wanted:
+                found[assignment.line] = assignment.node
+                more |= assignment.reads
         wanted = more
-    return tuple(found[key] for key in sorted(found))
+    return tuple(ast.unparse(found[key]) for key in sorted(found))
 
 
 def _registration(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> str | None:
