@@ -55,12 +55,14 @@ def main() -> int:
     parser.add_argument("--keep", type=Path, help="SQLite file to create once and reuse")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        if args.database_url:
-            url = args.database_url
-        else:
-            path = args.keep or Path(scratch) / "errata.sqlite3"
-            url = f"sqlite:///{path.resolve()}"
-        return run(url, args.records)
+        return run(database_url(args.database_url, args.keep, Path(scratch)), args.records)
+
+
+def database_url(given: str | None, keep: Path | None, scratch: Path) -> str:
+    """The database a benchmark fills: the one given, else an SQLite file (kept, or scratch)."""
+    if given:
+        return given
+    return f"sqlite:///{(keep or scratch / 'errata.sqlite3').resolve()}"
 
 
 def run(url: str, count: int) -> int:

@@ -38,6 +38,7 @@ from app.db import make_engine, make_session_factory
 from app.migrate import upgrade
 from app.records.importer import import_paths
 from benchmarks import corpus
+from benchmarks.load_index import database_url
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "benchmark-curator"
@@ -53,11 +54,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0, help="length of each phase")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        if args.database_url:
-            url = args.database_url
-        else:
-            path = args.keep or Path(scratch) / "errata.sqlite3"
-            url = f"sqlite:///{path.resolve()}"
+        url = database_url(args.database_url, args.keep, Path(scratch))
         fill(url, args.records, Path(scratch))
         return asyncio.run(measure(url, args.rate, args.seconds, Path(scratch)))
 
