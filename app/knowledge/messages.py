@@ -59,8 +59,3 @@ def pattern(parts: Sequence[Part]) -> str:
 
 def escape(literal: str) -> str:
     return "".join(f"\\{char}" if char in _SPECIAL else char for char in literal)
-
-
-def literal_text(parts: Sequence[Part]) -> str:
-    """The literal characters alone: what a paste must show for the message to be known."""
-    return "".join(part for part in parts if isinstance(part, str))

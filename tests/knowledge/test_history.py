@@ -8,7 +8,7 @@ from pathlib import Path
 from textwrap import dedent
 
 from app.knowledge import dataset
-from app.knowledge.history import WINDOW
+from app.knowledge.history import WINDOW, source_window
 
 PRIMITIVES = "jax/_src/pallas/mosaic_gpu/primitives.py"
 
@@ -124,7 +124,14 @@ def test_records_are_shaped_like_the_seeds(tmp_path: Path) -> None:
     assert record["documentationSource"] == "derived"
     assert "`_copy` when `bytes % 128` is true" in record["documentation"]
     assert "0.6.0–0.8.2" in record["documentation"]
-    assert WINDOW == 18
+
+
+def test_the_source_window_is_the_line_and_18_lines_each_side_as_in_the_seeds() -> None:
+    lines = [f"line {number}" for number in range(1, 101)]
+    text, start, end = source_window(lines, 975 - 925)  # seed 000: 975 in 957-993
+    assert (start, end) == (50 - WINDOW, 50 + WINDOW) == (32, 68)
+    assert text.splitlines() == lines[31:68]
+    assert text.endswith("line 68\n")
 
 
 def test_a_curated_records_site_joins_it_as_an_annotation(tmp_path: Path) -> None:
