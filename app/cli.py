@@ -101,6 +101,12 @@ def serve(
     step owns it). Several workers share their metrics through PROMETHEUS_MULTIPROC_DIR
     (a fresh temporary folder unless set), emptied here before any worker starts.
     """
+    run_server("app.main:create_app", host, port, workers)
+
+
+def run_server(app_factory: str, host: str, port: int, workers: int) -> None:
+    """Serve the app ``app_factory`` (``module:function``) builds, as ``errata serve`` does;
+    the benchmarks serve the app with a calibration route through it."""
     import uvicorn
 
     from app.observability.logs import configure_logging
@@ -116,7 +122,7 @@ def serve(
     os.environ["ERRATA_PREPARE_DATABASE"] = "false"  # done once here, not in every worker
     with metrics_dir(workers):
         uvicorn.run(
-            "app.main:create_app",
+            app_factory,
             factory=True,
             host=host,
             port=port,

@@ -5,23 +5,29 @@
 #
 #   benchmarks/http.sh                      # SQLite and PostgreSQL, 1 and 2 workers, 10 s runs
 #   DURATION=5s BACKENDS=sqlite WORKERS="1" benchmarks/http.sh
+#   RECORDS=100000 BACKENDS=sqlite benchmarks/http.sh    # 100,000 synthetic records more
 #
-# For each backend and worker count it starts `errata serve` on 127.0.0.1 (a fresh SQLite
-# file, or a fresh PostgreSQL database that it creates and drops), warms every endpoint up,
-# then runs wrk once per endpoint for DURATION and prints one table:
+# For each backend and worker count it serves the app as `errata serve` does, on 127.0.0.1,
+# with the calibration route of benchmarks/calibration.py (a fresh SQLite file, or a fresh
+# PostgreSQL database that it creates and drops; with RECORDS, that many synthetic records
+# imported first), warms every endpoint up, then runs wrk once per endpoint for DURATION and
+# prints one table:
 #
-#   GET  /healthz                      the trivial endpoint every ratio is taken against
+#   GET  /healthz                      the trivial endpoint most ratios are taken against
 #   GET  /api/errors/225d0e9c2ee22311  one record, as stored
-#   POST /api/match                    a 20 KB JAX traceback holding one known error
+#   POST /echo (20 KB paste)           calibration: receives and validates the match body
+#   POST /api/match                    a 20 KB JAX traceback holding one known error; its
+#                                      ratio is taken against the echo of the same body
 #   POST /api/compute                  copy_gmem_to_smem, shape [7], int4: the engine's
 #                                      answer is remembered after the first request
 #   POST /api/compute (new cases)      a random operation, 2-D shape and dtype each request
 #                                      (of 3.9 million): nearly every one runs the engine
 #
-# "of /healthz req/s" is not taken between the long runs: these machines' speed drifts by a
-# fifth within minutes, more than the differences measured. For each endpoint, ROUNDS pairs
-# of short runs (ROUND seconds of /healthz, then as long of the endpoint) each give a ratio,
-# and the column is their median: two runs back to back see nearly the same machine.
+# The ratio ("of /healthz", "of echo") is not taken between the long runs: these machines'
+# speed drifts by a fifth within minutes, more than the differences measured. For each
+# endpoint, ROUNDS pairs of short runs (ROUND seconds of the reference, then as long of the
+# endpoint) each give a ratio, and the column is their median: two runs back to back see
+# nearly the same machine.
 #
 # The per-client rate limit is turned off (ERRATA_RATE_LIMIT_PER_SECOND=0): wrk is one
 # client. wrk runs on the same machine as the server and takes CPU from it, so on a
@@ -32,7 +38,7 @@
 # bounded by DURATION and the script stops its servers and drops its database on exit.
 #
 # Settings (environment): DURATION (10s), ROUNDS (7), ROUND (1s), CONNECTIONS (16),
-# THREADS (1), BACKENDS ("sqlite postgresql"), WORKERS ("1 2"), POSTGRES_ADMIN_URL
+# THREADS (1), BACKENDS ("sqlite postgresql"), WORKERS ("1 2"), RECORDS (0), POSTGRES_ADMIN_URL
 # (postgresql+psycopg://postgres@127.0.0.1:5432/postgres), PORT (8731), PYTHON (.venv/bin/python),
 # KEEP_SCRATCH (set: keep the server's log and wrk's output, and say where).
 set -euo pipefail
@@ -44,6 +50,7 @@ CONNECTIONS=${CONNECTIONS:-16}
 THREADS=${THREADS:-1}
 BACKENDS=${BACKENDS:-sqlite postgresql}
 WORKERS=${WORKERS:-1 2}
+RECORDS=${RECORDS:-0}
 POSTGRES_ADMIN_URL=${POSTGRES_ADMIN_URL:-postgresql+psycopg://postgres@127.0.0.1:5432/postgres}
 PORT=${PORT:-8731}
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -97,9 +104,10 @@ scratch = Path(sys.argv[1])
     json.dumps({"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"})
 )
 EOF
-for name in match compute; do
+for script in match:match compute:compute echo:match; do  # the echo is sent the paste
+    name=${script%:*} body=${script#*:}
     cat >"$SCRATCH/$name.lua" <<EOF
-local file = io.open("$SCRATCH/$name.json", "rb")
+local file = io.open("$SCRATCH/$body.json", "rb")
 wrk.method = "POST"
 wrk.body = file:read("*a")
 file:close()
@@ -122,10 +130,10 @@ EOF
 start_server() {  # start_server URL WORKERS: serve, and wait until /readyz answers
     local url=$1 workers=$2
     ERRATA_DATABASE_URL="$url" ERRATA_DATA_DIR="$SCRATCH/var" ERRATA_RATE_LIMIT_PER_SECOND=0 \
-        "$PYTHON" -m app serve --host 127.0.0.1 --port "$PORT" --workers "$workers" \
+        "$PYTHON" -m benchmarks.calibration --host 127.0.0.1 --port "$PORT" --workers "$workers" \
         >"$SCRATCH/server.log" 2>&1 &
     SERVER_PID=$!
-    for _ in $(seq 300); do
+    for _ in $(seq 1500); do
         if curl -fs -o /dev/null "$BASE/readyz"; then return 0; fi
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.2
@@ -151,28 +159,35 @@ requests_per_second() {  # requests_per_second PATH [LUA]: one run of ROUND seco
     wrk "${args[@]}" "$BASE$path" | awk '/^Requests\/sec:/ { print $2 }'
 }
 
-ratio_to_trivial() {  # ratio_to_trivial PATH [LUA]: the median over ROUNDS of the ratio of
-    # the endpoint's req/s to /healthz's, each pair measured back to back
-    local healthz endpoint
+ratio_to() {  # ratio_to REF_PATH REF_LUA PATH [LUA]: the median over ROUNDS of the ratio
+    # of the endpoint's req/s to the reference's, each pair measured back to back
+    local reference endpoint ref_path=$1 ref_script=$2
+    shift 2
     for _ in $(seq "$ROUNDS"); do
-        healthz=$(requests_per_second /healthz)
+        reference=$(requests_per_second "$ref_path" "$ref_script")
         endpoint=$(requests_per_second "$@")
-        awk -v e="$endpoint" -v h="$healthz" 'BEGIN { print (h > 0 ? e / h : 0) }'
+        awk -v e="$endpoint" -v r="$reference" 'BEGIN { print (r > 0 ? e / r : 0) }'
     done | sort -g | awk '{ r[NR] = $1 } END { print (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }'
 }
 
-measure() {  # measure LABEL PATH [LUA]: one wrk run and the ratio; a row of results.tsv
-    local label=$1 path=$2 script=${3:-} out before after ratio=1
+measure() {  # measure LABEL PATH [LUA [REFERENCE]]: one wrk run and the ratio to the
+    # reference (/healthz, or echo: the echo of the match body); a row of results.tsv
+    local label=$1 path=$2 script=${3:-} reference=${4:-/healthz} out before after ratio=1
     local args=(-t "$THREADS" -c "$CONNECTIONS" --latency)
     [[ -n "$script" ]] && args+=(-s "$script")
     wrk "${args[@]}" -d 2s "$BASE$path" >/dev/null  # warm-up: caches, the match index
-    [[ "$path" == /healthz ]] || ratio=$(ratio_to_trivial "$path" "$script")
+    if [[ "$reference" == echo ]]; then
+        ratio=$(ratio_to /echo "$SCRATCH/echo.lua" "$path" "$script")
+    elif [[ "$path" != /healthz ]]; then
+        ratio=$(ratio_to /healthz "" "$path" "$script")
+    fi
     before=$(server_cpu_ticks)
     out=$(wrk "${args[@]}" -d "$DURATION" "$BASE$path")
     after=$(server_cpu_ticks)
     echo "$out" >"$SCRATCH/wrk-$ROW.txt"
     ROW=$((ROW + 1))
-    awk -v config="$CONFIG" -v label="$label" -v ratio="$ratio" -v ticks=$((after - before)) \
+    awk -v config="$CONFIG" -v label="$label" -v ratio="$ratio" -v reference="$reference" \
+        -v ticks=$((after - before)) \
         -v hz="$(getconf CLK_TCK)" '
         function ms(value) {  # wrk prints 812.00us, 3.41ms or 1.20s
             if (value ~ /us$/) return value / 1000
@@ -190,8 +205,8 @@ measure() {  # measure LABEL PATH [LUA]: one wrk run and the ratio; a row of res
         }
         END {
             cpu = requests > 0 ? 1000 * ticks / hz / requests : 0
-            printf "%s\t%s\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%.3f\n", config, label, rps, p50, p99,
-                errors, cpu, ratio
+            printf "%s\t%s\t%.1f\t%.2f\t%.2f\t%d\t%.2f\t%.3f\t%s\n", config, label, rps, p50,
+                p99, errors, cpu, ratio, reference
         }
     ' <<<"$out" >>"$SCRATCH/results.tsv"
 }
@@ -208,12 +223,18 @@ for backend in $BACKENDS; do
             rm -rf "$SCRATCH/var"
             url="sqlite:///$SCRATCH/var/errata.sqlite3"
         fi
+        if ((RECORDS > 0)); then
+            echo "== importing $RECORDS synthetic records" >&2
+            "$PYTHON" -c 'import sys, pathlib; from benchmarks.writes import fill
+fill(sys.argv[1], int(sys.argv[2]), pathlib.Path(sys.argv[3]))' "$url" "$RECORDS" "$SCRATCH" >&2
+        fi
         CONFIG="$backend, $workers worker$([[ $workers == 1 ]] || echo s)"
         echo "== $CONFIG" >&2
         start_server "$url" "$workers"
         measure "GET /healthz" /healthz
         measure "GET /api/errors/{id}" "/api/errors/$RECORD"
-        measure "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua"
+        measure "POST /echo (20 KB paste)" /echo "$SCRATCH/echo.lua"
+        measure "POST /api/match (20 KB)" /api/match "$SCRATCH/match.lua" echo
         measure "POST /api/compute" /api/compute "$SCRATCH/compute.lua"
         measure "POST /api/compute (new cases)" /api/compute "$SCRATCH/compute-new.lua"
         stop_server
@@ -229,11 +250,12 @@ echo "wrk -t $THREADS -c $CONNECTIONS -d $DURATION --latency, on $(nproc) cores 
 echo
 awk -F'\t' '
     BEGIN {
-        print "| server | endpoint | req/s | p50 ms | p99 ms | of /healthz req/s " \
+        print "| server | endpoint | req/s | p50 ms | p99 ms | req/s ratio " \
               "| server CPU ms/req | failed |"
         print "|---|---|---:|---:|---:|---:|---:|---:|"
     }
     {
-        printf "| %s | %s | %s | %s | %s | %.0f %% | %s | %s |\n", $1, $2, $3, $4, $5, 100 * $8, $7, $6
+        printf "| %s | %s | %s | %s | %s | %.0f %% of %s | %s | %s |\n", $1, $2, $3, $4, $5,
+            100 * $8, $9, $7, $6
     }
 ' "$SCRATCH/results.tsv"

@@ -9,11 +9,9 @@ loaded, uvloop), its lifespan started, and each endpoint called one call at a ti
 200 warm-up calls, in rounds: each round times a batch of calls of every endpoint in turn,
 so that every endpoint is measured on the same machine (its speed drifts within minutes).
 
-Beside the real endpoints a calibration route is added to this app only, access-logged like
-every API call: ``POST /echo`` validates its body with pydantic and returns it, measured
-with the compute body and with the 20 KB paste the match endpoint reads. It is the ceiling
-for an endpoint that does anything with such a body on this stack. (One route for both: each
-route tried before the real ones costs every request some 12,000 instructions.) A second
+Beside the real endpoints the calibration route of ``benchmarks/calibration.py`` is added to
+this app only: ``POST /echo`` validates its body with pydantic and returns it, measured with
+the compute body and with the 20 KB paste the match endpoint reads. A second
 calibration calls the match endpoint with the paste's report stored: everything but reading
 the paste and matching it, which is what the endpoint could cost with a matcher that took
 no time at all.
@@ -41,22 +39,12 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import uvloop
-from pydantic import BaseModel
 
 from benchmarks import corpus
+from benchmarks.calibration import with_echo
 
 COMPUTE = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
 STORED_MATCH = "POST /api/match (calibration, report stored)"
-
-
-class Echo(BaseModel):
-    operation: str
-    shape: list[int]
-    dtype: str
-
-
-class Paste(BaseModel):
-    text: str
 
 
 Case = tuple[str, str, bytes]  # method, path, body
@@ -120,14 +108,7 @@ def calibrated_app() -> Any:
     )
     from app.main import create_app  # after the environment names the database
 
-    app = create_app()
-
-    @app.post("/echo")
-    async def echo(body: Echo | Paste) -> Echo | Paste:
-        return body
-
-    app.router.routes.insert(0, app.router.routes.pop())  # tried first, as the busiest are
-    return app
+    return with_echo(create_app())
 
 
 async def _run(calls: int, rounds: int) -> None:

@@ -78,30 +78,12 @@ def fill(url: str, count: int, scratch: Path) -> None:
 
 async def measure(url: str, rate: float, seconds: float, scratch: Path) -> int:
     port = 18000 + os.getpid() % 1000
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app", "serve", "--port", str(port)],
-        cwd=REPO_ROOT,
-        env={
-            **os.environ,
-            "ERRATA_DATABASE_URL": url,
-            "ERRATA_ADMIN_TOKENS": TOKEN,
-            "ERRATA_RATE_LIMIT_PER_SECOND": "0",
-            "ERRATA_LOG_LEVEL": "WARNING",
-        },
-        stdout=(scratch / "server.log").open("wb"),
-        stderr=subprocess.STDOUT,
-    )
+    server = serve(url, port, scratch / "server.log")
     base = f"http://127.0.0.1:{port}"
     try:
         started = time.perf_counter()
         async with httpx.AsyncClient(base_url=base, timeout=60) as client:
-            while True:
-                try:
-                    if (await client.get("/readyz")).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.2)
+            await until_ready(client)
             print(f"ready (catalog built) after {time.perf_counter() - started:.1f} s")
             paste = corpus.paste(20_000)
             await traffic(client, paste, rate, 2.0, writes_every=None)  # warm-up
@@ -119,6 +101,33 @@ async def measure(url: str, rate: float, seconds: float, scratch: Path) -> int:
         server.terminate()
         server.wait(timeout=30)
     return 0
+
+
+def serve(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """``errata serve`` (one worker) on ``port``, writes allowed with ``TOKEN``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "serve", "--port", str(port)],
+        cwd=REPO_ROOT,
+        env={
+            **os.environ,
+            "ERRATA_DATABASE_URL": url,
+            "ERRATA_ADMIN_TOKENS": TOKEN,
+            "ERRATA_RATE_LIMIT_PER_SECOND": "0",
+            "ERRATA_LOG_LEVEL": "WARNING",
+        },
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+async def until_ready(client: httpx.AsyncClient) -> None:
+    while True:
+        try:
+            if (await client.get("/readyz")).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        await asyncio.sleep(0.2)
 
 
 async def traffic(

@@ -25,28 +25,7 @@ MAX_POLLS = 200
 POLL_S = 0.05
 CLIENTS = 4
 REQUESTS_EACH = 60
-HAPROXY_CONFIG = """
-global
-    maxconn 256
-defaults
-    mode http
-    timeout connect 1s
-    timeout client 30s
-    timeout server 30s
-    timeout check 5s
-    retries 3
-    option redispatch 1
-    retry-on all-retryable-errors
-    option http-buffer-request
-backend errata
-    balance roundrobin
-    option httpchk GET /readyz
-    default-server inter 250ms fall 2 rise 1
-{servers}
-frontend api
-    bind 127.0.0.1:{port}
-    default_backend errata
-"""
+HAPROXY_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"
 
 
 @dataclass
@@ -76,14 +55,13 @@ def balanced(postgres: Backend, tmp_path: Path) -> Iterator[Balanced]:
     # One after the other: the first migrates and seeds, as a one-shot migration would.
     servers = [start_server(env, tmp_path / f"server-{name}.log") for name in "ab"]
     port = free_port()
-    lines = "\n".join(
-        f"    server {name} {server.base_url.removeprefix('http://')} check"
-        for name, server in zip("ab", servers, strict=True)
-    )
-    config = tmp_path / "haproxy.cfg"
-    config.write_text(HAPROXY_CONFIG.format(servers=lines, port=port))
+    addresses = {
+        f"ERRATA_SERVER_{name}": server.base_url.removeprefix("http://")
+        for name, server in zip("AB", servers, strict=True)
+    }
     balancer = subprocess.Popen(
-        [haproxy, "-db", "-f", str(config)],
+        [haproxy, "-db", "-f", str(HAPROXY_CONFIG)],
+        env={**os.environ, **addresses, "ERRATA_LISTEN": f"127.0.0.1:{port}"},
         stdout=(tmp_path / "haproxy.log").open("wb"),  # its own messages, not requests
         stderr=subprocess.STDOUT,
     )
