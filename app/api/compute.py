@@ -22,10 +22,13 @@ from app.services.compute import (
     ComputeResponse,
     ComputeService,
     RawBatch,
+    SmemBudgetRequest,
     SweepRequest,
     SweepResponse,
+    run_smem_budget,
     run_sweep,
 )
+from app.services.computed import SmemBudgetOut
 
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 
@@ -60,6 +63,15 @@ async def compute_batch(catalog: CatalogDep, http: Request) -> BatchResponse:
     batch = parse_json(RawBatch, await http.body())
     service = ComputeService(catalog)
     return await cpu_bound(http, lambda: service.batch(batch.cases))
+
+
+@router.post(
+    "/smem-budget",
+    response_model=SmemBudgetOut,
+    summary="A kernel's SMEM as JAX counts it, the GPU's limit, and the depth and blocks that fit",
+)
+async def compute_smem_budget(request: SmemBudgetRequest, http: Request) -> SmemBudgetOut:
+    return await cpu_bound(http, lambda: run_smem_budget(request))
 
 
 @router.post("/sweep", response_model=SweepResponse, summary="Valid sizes of one block dimension")

@@ -162,6 +162,20 @@ class FrameIndex:
             return source_url(release_commits()[self.names(mask)[-1]], file, line, line)
         return None
 
+    def site_of(self, record_id: str) -> Site | None:
+        return self._sites_by_record.get(record_id)
+
+    def releases_of(self, record_id: str) -> tuple[str, ...]:
+        """Every release with the record's site, on whichever line."""
+        mask = 0
+        for _, _, releases in self._site_lines.get(record_id, ()):
+            mask |= releases
+        return self.names(mask)
+
+    @cached_property
+    def _sites_by_record(self) -> dict[str, Site]:
+        return {site.record_id: site for site in self.sites}
+
     @cached_property
     def _site_lines(self) -> dict[str, list[tuple[str, int, int]]]:
         """Record id → (file, line, releases) of its site: built on first use."""

@@ -18,6 +18,7 @@ from app.alignment import render_list, render_tuple
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
+from app.services.computed import MemoryOut, PrimitiveOut, SourceOnlyOut
 from app.services.match import MatchOut, MatchResponse, RecordInfo, ValuesOut
 
 # What Slack or Mattermost would read as a mention or a channel link.
@@ -94,8 +95,12 @@ def match_cards(
 
     ``known`` is the catalog's view of the records, for their messages.
     """
+    memory = [_memory_card(report) for report in response.memory]
     if response.matches:
-        return [_match_card(match, known.get(match.errorId), links) for match in response.matches]
+        matched = [
+            _match_card(match, known.get(match.errorId), links) for match in response.matches
+        ]
+        return matched + memory
     seen = tuple(
         Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
         for found in response.unmatched[:3]
@@ -107,7 +112,48 @@ def match_cards(
     text = (
         "Closest known errors:" if closest else "Paste the whole traceback, or search the records."
     )
-    return [Card("No known error matched", quotes=seen, text=(text,), links=closest)]
+    return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
+
+
+def _memory_card(report: MemoryOut) -> Card:
+    """How far over its on-chip memory a kernel is, on which devices, and what fits."""
+    over = f"{report.overBytes:,} bytes ({report.overPercent:g}%)"
+    approximate = "" if report.exact else " (the report rounds to 0.01 MiB)"
+    facts = [
+        ("requested", f"{report.requestedBytes:,} bytes{approximate}"),
+        ("limit", f"{report.limitBytes:,} bytes"),
+        ("over by", over),
+    ]
+    if report.devices:
+        facts.append(("the limit of", ", ".join(report.devices)))
+    if report.fitsOn:
+        facts.append(("fits as is on", ", ".join(report.fitsOn)))
+    text = list(report.advice)
+    if report.fittingDepth is not None and report.maxConcurrentSteps is not None:
+        text.insert(
+            0,
+            f"At max_concurrent_steps={report.fittingDepth} (from {report.maxConcurrentSteps}) "
+            "the kernel fits, if every buffer is pipelined.",
+        )
+    budget = report.budget
+    fixes: tuple[FixCard, ...] = ()
+    if budget is not None:
+        fixes = tuple(
+            FixCard(
+                f"Block {render_tuple(tuple(fit.newShape))} instead of "
+                f"{render_tuple(tuple(fit.shape))}",
+                f"{fit.smemBytes:,} bytes at max_concurrent_steps={budget.maxConcurrentSteps}; "
+                "passes every other pallas_call check",
+                (),
+            )
+            for fit in budget.fittingBlocks
+        )
+    return Card(
+        title=f"{report.memory} over the limit by {over}",
+        facts=tuple(facts),
+        text=tuple(text),
+        fixes=fixes,
+    )
 
 
 def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Card:
@@ -131,15 +177,76 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
         text.append(f"No fix computed: {match.fixUnavailable}.")
     if fix is not None:
         text.extend(_later_checks(fix))
+    fixes = _fix_cards(fix) if fix else ()
+    closest: tuple[Link, ...] = ()
+    if match.primitive is not None:
+        text.extend(_primitive_text(match.primitive))
+        fixes = (*fixes, *_rewrite_cards(match.primitive))
+    if match.sourceOnly is not None:
+        facts.extend(_source_facts(match.sourceOnly))
+        quotes.extend(_source_quotes(match.sourceOnly))
+        text.append(match.sourceOnly.unknown)
+        if match.sourceOnly.closest:
+            text.append("Closest curated errors: see the links.")
+        closest = tuple(
+            Link(item.errorMessage, links.record(item.slug)) for item in match.sourceOnly.closest
+        )
     page = Link("Record page", links.record(match.slug or match.errorId))
     return Card(
         title=f"{match.errorClass or 'Error'}: {message}",
         facts=tuple(facts),
         quotes=tuple(quotes),
         text=tuple(text),
-        fixes=_fix_cards(fix) if fix else (),
-        links=(page, *_all_fixes(fix, links)),
+        fixes=fixes,
+        links=(page, *_all_fixes(fix, links), *closest),
     )
+
+
+def _primitive_text(primitive: PrimitiveOut) -> list[str]:
+    """Which releases lower the primitive, and under which semantics."""
+    name, backend = primitive.primitive, primitive.backend
+    if not primitive.lowered:
+        return [f"No release from 0.4.31 on has a {backend} lowering rule for {name}."]
+    lines = [
+        f"{backend} lowers {name} under {entry.semantics} semantics in {entry.releases}"
+        + ("" if entry.inNewest else " (no longer in the newest release)")
+        + "."
+        for entry in primitive.lowered
+    ]
+    if primitive.upgradeTo:
+        lines.append(f"Upgrade to JAX {primitive.upgradeTo} or later: it lowers {name} there.")
+    elif primitive.semantics:
+        lines.append(f"No release lowers {name} under {primitive.semantics} semantics.")
+    return lines
+
+
+def _rewrite_cards(primitive: PrimitiveOut) -> tuple[FixCard, ...]:
+    rewrite = primitive.rewrite
+    if rewrite is None:
+        return ()
+    snippets = (Snippet("Before", rewrite.before), Snippet("After", rewrite.after))
+    note = "lowered by JAX 0.10.2 in errata's tests"
+    return (FixCard(f"Rewrite: {rewrite.summary}", note, snippets, ranked=False),)
+
+
+def _source_facts(source: SourceOnlyOut) -> list[tuple[str, str]]:
+    facts = [
+        ("raised in", f"{source.filePath}, {source.function} ({source.kind})"),
+        ("releases", source.releases),
+    ]
+    return facts
+
+
+def _source_quotes(source: SourceOnlyOut) -> list[Quote]:
+    """The check as JAX writes it, and the message's values as pasted (both verbatim)."""
+    quotes = []
+    if source.condition:
+        when = "raised when it fails" if source.kind == "assert" else "raised when it holds"
+        quotes.append(Quote(f"The check in JAX's source ({when})", source.condition))
+    if source.variables:
+        values = ", ".join(f"{name}={value}" for name, value in source.variables.items())
+        quotes.append(Quote("Its values in the paste", values))
+    return quotes
 
 
 def _pasted_message(match: MatchOut, record: RecordInfo | None) -> str:

@@ -84,6 +84,8 @@ class RecordInfo:
     operations: tuple[str, ...]
     retired: bool = False
     backend: str | None = None  # where JAX raises it, from its source file (see backend_of)
+    file: str | None = None
+    curated: bool = True  # False for a record known only from JAX's source (mined, derived)
 
 
 class Catalog:
@@ -203,6 +205,7 @@ _INDEXED = select(
     RecordRow.document["matchPattern"].as_string(),
     RecordRow.document["operations"].as_string(),
     RecordRow.document["olderWordings"].as_string(),
+    RecordRow.document["documentationSource"].as_string(),
 )
 
 
@@ -251,7 +254,7 @@ def _read(
     shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
-        pattern, typed, ops, older = row[7:]
+        pattern, typed, ops, older, documentation_source = row[7:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -266,6 +269,8 @@ def _read(
             tuple(operations),
             bool(retired),
             backend_of(path) if path else None,
+            path,
+            documentation_source != "derived",
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, MutableMapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -27,18 +27,27 @@ from app.alignment import (
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
+from app.alignment.smem import MAX_DEPTH, smem_budget
 from app.errors import InvalidInput, NotFound, ProblemError, invalid_field
 from app.services.catalog import Catalog, operations_for_rule
+from app.services.computed import SmemBudgetOut, smem_budget_out
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 MAX_BATCH = 100
+MAX_SMEM_BUFFERS = 32
 # Engine answers kept per process, by the full case: the same error is computed over and
 # over (a popular case, or every match of it), and answers never change.
 ENGINE_CACHE_SIZE = 512
 
 # Engine argument names → the request's camelCase field names.
-_FIELDS = {"target_dtype": "targetDtype", "jax_version": "jaxVersion", "other_dims": "otherDims"}
+_FIELDS = {
+    "target_dtype": "targetDtype",
+    "jax_version": "jaxVersion",
+    "other_dims": "otherDims",
+    "max_concurrent_steps": "maxConcurrentSteps",
+    "sequential_steps": "sequentialSteps",
+}
 
 
 class ComputeRequest(BaseModel):
@@ -165,6 +174,41 @@ class SweepResponse(BaseModel):
     axis: int
     validSizes: list[int]
     count: int
+
+
+class SmemBufferIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    shape: (
+        Annotated[list[int], Field(max_length=MAX_RANK)] | Annotated[str, Field(max_length=500)]
+    ) = Field(examples=[[128, 128]])
+    dtype: str | None = Field(default=None, min_length=1, max_length=100, examples=["float16"])
+    role: Literal["input", "output", "scratch"] = Field(
+        default="input",
+        description="input and output blocks are pipelined (one copy per concurrent step); "
+        "scratch is allocated once.",
+    )
+
+
+class SmemBudgetRequest(BaseModel):
+    """A kernel's SMEM buffers, as a pallas_call or emit_pipeline allocates them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    buffers: list[SmemBufferIn] = Field(min_length=1, max_length=MAX_SMEM_BUFFERS)
+    maxConcurrentSteps: int = Field(default=1, ge=1, le=MAX_DEPTH)
+    sequentialSteps: int | None = Field(
+        default=None, ge=1, description="Sequential grid steps: the depth never exceeds them."
+    )
+    barriers: int = Field(
+        default=0, ge=0, le=1024, description="Scratch barriers besides the pipeline's."
+    )
+    gpu: str | None = Field(
+        default=None,
+        max_length=40,
+        description="A GPU or compute capability (H100, A100, sm_90…); H100 when unset.",
+    )
+    jaxVersion: str | None = Field(default=None, max_length=40)
 
 
 @dataclass(frozen=True)
@@ -398,6 +442,20 @@ def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
     except AlignmentInputError as exc:
         field = field_prefix + _FIELDS.get(exc.field, exc.field)
         raise invalid_field(field, str(exc)) from None
+
+
+def run_smem_budget(request: SmemBudgetRequest) -> SmemBudgetOut:
+    budget = _engine(
+        smem_budget,
+        "",
+        buffers=[(buffer.shape, buffer.dtype, buffer.role) for buffer in request.buffers],
+        max_concurrent_steps=request.maxConcurrentSteps,
+        sequential_steps=request.sequentialSteps,
+        barriers=request.barriers,
+        gpu=request.gpu,
+        jax_version=request.jaxVersion,
+    )
+    return smem_budget_out(budget)
 
 
 def run_sweep(request: SweepRequest) -> SweepResponse:

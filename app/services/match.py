@@ -19,6 +19,14 @@ from app.services.compute import (
     ComputeService,
     checked_jax_version,
 )
+from app.services.computed import (
+    MemoryOut,
+    PrimitiveOut,
+    SourceOnlyOut,
+    memory_overflows,
+    primitive_out,
+    source_only_out,
+)
 
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
@@ -99,6 +107,16 @@ class MatchOut(BaseModel):
         description="The error's site in the release the answer follows (`release.used`), "
         "pinned to that release's commit.",
     )
+    primitive: PrimitiveOut | None = Field(
+        default=None,
+        description="For an unimplemented primitive: the releases and lowering semantics "
+        "with a rule for it, and the usual rewrite.",
+    )
+    sourceOnly: SourceOnlyOut | None = Field(
+        default=None,
+        description="For an error known only from JAX's source (no curated advice): what the "
+        "source says, what is not known, and the closest curated records.",
+    )
 
 
 class ExceptionOut(BaseModel):
@@ -164,6 +182,11 @@ class MatchResponse(BaseModel):
         "message built at run time), the error sites its last JAX frame points at, surest "
         "first.",
     )
+    memory: list[MemoryOut] = Field(
+        default_factory=list,
+        description="Each report of a kernel over its on-chip memory (Mosaic GPU, Triton, "
+        "TPU), matched or not: how far over, which devices have that limit, what fits.",
+    )
 
 
 class MatchService:
@@ -197,6 +220,7 @@ class MatchService:
             suggestions=suggestions,
             release=_release(release) if release is not None and release.releases else None,
             raisePoints=[self._raise_point(point, request) for point in report.raise_points],
+            memory=memory_overflows(request.text, request.jaxVersion),
         )
 
     def _raise_point(self, point: RaisePoint, request: MatchRequest) -> RaisePointOut:
@@ -218,6 +242,9 @@ class MatchService:
         info = self.catalog.records[match.record_id]
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
+        source_url = (
+            self.frames.source_url(info.id, request.jaxVersion) if request.jaxVersion else None
+        )
         return MatchOut(
             errorId=info.id,
             slug=info.slug,
@@ -245,8 +272,14 @@ class MatchService:
             fixUnavailable=reason,
             alternatives=list(match.alternatives),
             userFrame=_frame(match.user_frame),
-            sourceUrl=(
-                self.frames.source_url(info.id, request.jaxVersion) if request.jaxVersion else None
+            sourceUrl=source_url,
+            primitive=primitive_out(info, match.captures),
+            sourceOnly=source_only_out(
+                info,
+                match.captures,
+                self.catalog,
+                self.frames,
+                source_url or self.frames.source_url(info.id, None, or_newest=True),
             ),
             why=WhyOut(
                 patternId=match.pattern_id,

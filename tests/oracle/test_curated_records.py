@@ -113,6 +113,27 @@ def delayed_pipeline(max_concurrent_steps: int) -> Any:
     return kernel, [spec((256, 128), jnp.float16)], "cuda"
 
 
+def pipelined_sum(max_concurrent_steps: int) -> Any:
+    """Two (128, 128) float16 blocks in, one out, over 8 sequential steps: 96 KiB a step."""
+    block = pl.BlockSpec((128, 128), lambda i: (i, 0))
+
+    def kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+
+    params = plgpu.CompilerParams(
+        max_concurrent_steps=max_concurrent_steps, dimension_semantics=["sequential"]
+    )
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((1024, 128), jnp.float16),
+        grid=(8,),
+        in_specs=[block, block],
+        out_specs=block,
+        compiler_params=params,
+    )
+    return call, [spec((1024, 128), jnp.float16)] * 2, "cuda"
+
+
 def wgmma_lhs(transformed: bool) -> Any:
     transforms = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(128))
 
@@ -324,6 +345,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
     "29fc3c30ba686b22": (lambda: delayed_pipeline(1), lambda: delayed_pipeline(2)),
     "c2b669b5684f2ea3": (lambda: wgmma_lhs(False), lambda: wgmma_lhs(True)),
+    "7f1f1f89e56deefe": (lambda: pipelined_sum(4), lambda: pipelined_sum(2)),
     "bd89797078361e38": (
         lambda: prefix_sum_in_kernel(True, mosaic_gpu(), "cuda"),
         lambda: prefix_sum_in_kernel(False, mosaic_gpu(), "cuda"),

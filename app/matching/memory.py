@@ -1,0 +1,123 @@
+"""Kernels that ask for more on-chip memory than the device has, as each backend reports it.
+
+Mosaic GPU's check is JAX's own (``mosaic/gpu/core.py``); the Triton and TPU reports come from
+the compilers under Pallas (XLA's Triton emitter, Triton itself, the TPU compiler), so no JAX
+source has their words: these are the wordings users paste (e.g. jax-ml/jax#20008, #38988).
+Beside the figures, a paste may show what the budget is made of: the pipeline depth
+(``max_concurrent_steps=4``), the block shapes (``BlockSpec((128, 128), …)``) and a dtype.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from app.alignment import AlignmentInputError, DType, parse_dtype
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class MemoryOverflow:
+    line_number: int  # 1-based, in the paste
+    backend: str  # mosaic_gpu, triton or tpu
+    memory: str  # SMEM or VMEM
+    requested: int  # bytes
+    limit: int  # bytes
+    exact: bool  # False where the report rounds to hundredths of a MiB (TPU)
+
+
+@dataclass(frozen=True)
+class BudgetHints:
+    """What the paste shows of the kernel's buffers, each None when it does not."""
+
+    max_concurrent_steps: int | None
+    block: tuple[int, ...] | None
+    dtype: DType | None
+
+
+def _bytes(group: str) -> tuple[int, bool]:
+    return int(group), True
+
+
+def _mebibytes(group: str) -> tuple[int, bool]:
+    return round(float(group) * MIB), False
+
+
+# (backend, memory, pattern with <requested> and <limit>, how the figures are written)
+_REPORTS = (
+    (
+        "mosaic_gpu",
+        "SMEM",
+        r"exceeds available shared memory:? smem_bytes=?(?P<requested>\d+) > "
+        r"(?:max_smem_bytes=)?(?P<limit>\d+)",
+        _bytes,
+    ),
+    (
+        "triton",
+        "SMEM",
+        r"Shared memory size limit exceeded: requested (?P<requested>\d+), "
+        r"available: (?P<limit>\d+)",
+        _bytes,
+    ),
+    (
+        "triton",
+        "SMEM",
+        r"out of resource: shared memory, Required: (?P<requested>\d+), "
+        r"Hardware limit(?:ation)?: (?P<limit>\d+)",
+        _bytes,
+    ),
+    (
+        "tpu",
+        "VMEM",
+        r"Ran out of memory in memory space vmem\b.*?Used (?P<requested>[\d.]+)M of "
+        r"(?P<limit>[\d.]+)M vmem",
+        _mebibytes,
+    ),
+    (
+        "tpu",
+        "VMEM",
+        r"Scoped allocation with size (?P<requested>[\d.]+)M and limit (?P<limit>[\d.]+)M "
+        r"exceeded scoped vmem limit",
+        _mebibytes,
+    ),
+)
+_COMPILED = tuple((b, m, re.compile(p), read) for b, m, p, read in _REPORTS)
+_STEPS = re.compile(r"max_concurrent_steps\s*=\s*(\d+)")
+_BLOCK = re.compile(r"BlockSpec\(\s*(?:block_shape\s*=\s*)?\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
+_DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)")
+
+
+def find_overflows(text: str) -> list[MemoryOverflow]:
+    """Every line of ``text`` that reports a kernel over its on-chip memory, in order."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for backend, memory, pattern, read in _COMPILED:
+            hit = pattern.search(line)
+            if hit is None:
+                continue
+            requested, exact = read(hit["requested"])
+            limit, _ = read(hit["limit"])
+            found.append(MemoryOverflow(number, backend, memory, requested, limit, exact))
+            break
+    return found
+
+
+def budget_hints(text: str) -> BudgetHints:
+    """The pipeline depth, the first block shape and the first dtype the paste writes."""
+    steps = _STEPS.search(text)
+    block = _BLOCK.search(text)
+    return BudgetHints(
+        int(steps[1]) if steps else None,
+        tuple(int(d) for d in block[1].split(",")) if block else None,
+        _first_dtype(text),
+    )
+
+
+def _first_dtype(text: str) -> DType | None:
+    for hit in _DTYPE.finditer(text):
+        try:
+            return parse_dtype(hit[1] or hit[2])
+        except AlignmentInputError:
+            continue
+    return None

@@ -1,0 +1,229 @@
+"""The parts a match answer works out: memory budgets, primitives' releases and rewrites, and
+what is known of an error only JAX's source documents."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import CURATED_SEED_PATHS, load_settings
+from app.db import make_engine, make_session_factory
+from app.knowledge.mining import MINED_SITES
+from app.migrate import upgrade
+from app.records.importer import import_paths
+from app.records.version_watch import VersionWatch
+from app.services.catalog import Catalog, CatalogCache
+from app.services.match import MatchRequest, MatchResponse, MatchService
+from tests.conftest import Backend
+
+SMEM_RECORD = "7f1f1f89e56deefe"
+TMEM_SITE = "24a5fc31c5f55efe"  # mined only: _launch, beside the SMEM check
+# A user's traceback with the kernel's block, depth and dtype on its frames' lines.
+SMEM_PASTE = """Traceback (most recent call last):
+  File "/home/me/kernels/add.py", line 31, in <module>
+    block = plgpu.BlockSpec((128, 128), lambda i: (i, 0))
+  File "/home/me/kernels/add.py", line 40, in <module>
+    params = plgpu.CompilerParams(max_concurrent_steps=4, dimension_semantics=["sequential"])
+  File "/home/me/kernels/add.py", line 44, in <module>
+    out = add(x.astype(jnp.float16), y.astype(jnp.float16))
+ValueError: Mosaic GPU kernel exceeds available shared memory: smem_bytes=393248 > \
+max_smem_bytes=232448
+"""
+LANE_WORDING = (
+    "NotImplementedError: Unimplemented primitive in Pallas Mosaic GPU lowering: {name} for "
+    "lowering semantics LoweringSemantics.Lane and user thread semantics "
+    "PrimitiveSemantics.Warpgroup. Please file an issue at "
+    "https://github.com/jax-ml/jax/issues/new/choose."
+)
+
+
+@pytest.fixture(scope="module")
+def catalog(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+    """What people wrote, and one site known only from the source, in a database of its own."""
+    settings = load_settings(database_url=backend.new_database())
+    engine = make_engine(settings.resolved_database_url)
+    upgrade(settings, engine)
+    sessions: sessionmaker[Session] = make_session_factory(engine)
+    mined = tmp_path_factory.mktemp("mined") / "sites.jsonl"
+    mined.write_text(
+        "".join(
+            line
+            for line in MINED_SITES.read_text(encoding="utf-8").splitlines(keepends=True)
+            if f'"id": "{TMEM_SITE}"' in line
+        ),
+        encoding="utf-8",
+    )
+    import_paths(sessions, [*CURATED_SEED_PATHS, mined])
+    yield CatalogCache(sessions, VersionWatch()).current()
+    engine.dispose()
+
+
+def answer(catalog: Catalog, text: str) -> MatchResponse:
+    return MatchService(catalog).match(MatchRequest(text=text))
+
+
+def test_smem_overflow_is_matched_to_its_curated_record_and_worked_out(catalog: Catalog) -> None:
+    response = answer(catalog, SMEM_PASTE)
+    [found] = response.matches
+    assert found.errorId == SMEM_RECORD
+    assert found.sourceOnly is None  # curated: its advice is the record's
+    [memory] = response.memory
+    assert (memory.requestedBytes, memory.limitBytes) == (393248, 232448)
+    assert (memory.overBytes, memory.overPercent) == (160800, 69.2)
+    assert "H100 / H200 (sm_90)" in memory.devices and memory.fitsOn == []
+    assert (memory.maxConcurrentSteps, memory.fittingDepth) == (4, 2)
+    budget = memory.budget
+    assert budget is not None and budget.smemBytes == 393248
+    assert [b.bytes for b in budget.buffers] == [131072] * 3 and budget.barrierBytes == 32
+    assert {tuple(fit.newShape) for fit in budget.fittingBlocks} == {(64, 128), (128, 64)}
+    assert {fit.smemBytes for fit in budget.fittingBlocks} == {196640}
+
+
+def test_the_older_wording_is_read_with_its_fixed_limit(catalog: Catalog) -> None:
+    text = (
+        "ValueError: Mosaic GPU kernel exceeds available shared memory smem_bytes=262160 > 228000"
+    )
+    response = answer(catalog, text)
+    assert [found.errorId for found in response.matches] == [SMEM_RECORD]
+    [memory] = response.memory
+    assert (memory.overBytes, memory.overPercent, memory.budget) == (34160, 15.0, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "compiler", "figures"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Shared memory size limit "
+            "exceeded: requested 4194304, available: 101376",
+            "triton",
+            (4194304, 101376, 4092928, 4037.4),
+        ),
+        (
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: "
+            "131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.",
+            "triton",
+            (131072, 101376, 29696, 29.3),
+        ),
+        (
+            "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory "
+            "space vmem. Used 65.05M of 64.00M vmem. Exceeded vmem capacity by 1.05M",
+            "tpu",
+            (68209869, 67108864, 1101005, 1.6),
+        ),
+        (
+            "CompileTimeScopedVmemOom: Ran out of memory in memory space vmem ... Scoped "
+            "allocation with size 37.22M and limit 32.00M exceeded scoped vmem limit by 5.22M.",
+            "tpu",
+            (39027999, 33554432, 5473567, 16.3),
+        ),
+    ],
+)
+def test_triton_and_tpu_reports_are_worked_out_without_a_record(
+    catalog: Catalog, text: str, compiler: str, figures: tuple[int, int, int, float]
+) -> None:
+    [memory] = answer(catalog, text).memory
+    assert memory.backend == compiler
+    found = (memory.requestedBytes, memory.limitBytes, memory.overBytes, memory.overPercent)
+    assert found == figures
+    if compiler == "triton":
+        assert "RTX 30 / A10 / A40 (sm_86)" in memory.devices
+    else:
+        assert memory.memory == "VMEM" and not memory.exact and memory.devices == []
+    assert any("vmem_limit_bytes" in tip or "num_stages" in tip for tip in memory.advice)
+
+
+def test_abs_is_lowered_from_0_9_0_under_both_semantics(catalog: Catalog) -> None:
+    [found] = answer(catalog, LANE_WORDING.format(name="abs")).matches
+    primitive = found.primitive
+    assert primitive is not None
+    assert (primitive.primitive, primitive.backend, primitive.semantics) == (
+        "abs",
+        "mosaic_gpu",
+        "Lane",
+    )
+    assert {(e.semantics, e.since, e.inNewest) for e in primitive.lowered} == {
+        ("Lane", "0.9.0", True),
+        ("Warpgroup", "0.9.0", True),
+    }
+    assert primitive.upgradeTo == "0.9.0"
+    assert primitive.rewrite is not None and "jnp.where" in primitive.rewrite.after
+
+
+def test_a_primitive_no_release_lowers_gets_the_rewrite_and_no_upgrade(catalog: Catalog) -> None:
+    [found] = answer(catalog, LANE_WORDING.format(name="concatenate")).matches
+    assert found.primitive is not None
+    assert (found.primitive.lowered, found.primitive.upgradeTo) == ([], None)
+    assert found.primitive.rewrite is not None
+    assert "pl.ds(128, 128)" in found.primitive.rewrite.after
+
+
+@pytest.mark.parametrize(
+    ("text", "compiler", "semantics", "lowered"),
+    [
+        (
+            "NotImplementedError: Unimplemented primitive in Pallas Triton lowering: scatter. "
+            "Please file an issue at https://github.com/jax-ml/jax/issues/new/choose.",
+            "triton",
+            "default",
+            set(),
+        ),
+        (
+            "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for tc: "
+            "argmax. Please file an issue at https://github.com/jax-ml/jax/issues/new/choose.",
+            "tpu",
+            "TensorCore",
+            {("TensorCore", "0.7.1")},
+        ),
+    ],
+)
+def test_triton_and_tpu_wordings_name_their_backends_rules(
+    catalog: Catalog, text: str, compiler: str, semantics: str, lowered: set[tuple[str, str]]
+) -> None:
+    [found] = answer(catalog, text).matches
+    primitive = found.primitive
+    assert primitive is not None
+    assert (primitive.backend, primitive.semantics) == (compiler, semantics)
+    assert {(entry.semantics, entry.since) for entry in primitive.lowered} == lowered
+    assert primitive.upgradeTo == (min(s for _, s in lowered) if lowered else None)
+
+
+def test_a_source_only_error_says_what_is_known_and_offers_curated_neighbours(
+    catalog: Catalog,
+) -> None:
+    text = (
+        "ValueError: Total TMEM allocation exceeds memory limit. Requested 640 columns which "
+        "exceeds limit of 512."
+    )
+    [found] = answer(catalog, text).matches
+    assert found.errorId == TMEM_SITE
+    known = found.sourceOnly
+    assert known is not None
+    assert (known.filePath, known.function, known.kind) == (
+        "jax/experimental/mosaic/gpu/core.py",
+        "_launch",
+        "raise",
+    )
+    assert known.condition == "cols_used > tcgen05.TMEM_MAX_COLS"
+    assert known.variables == {"cols_used": "640", "tmem_max_cols": "512"}
+    assert known.releases == "0.7.0–0.10.2"
+    assert known.sourceUrl and known.sourceUrl.endswith(
+        "jax/experimental/mosaic/gpu/core.py#L748-L748"
+    )
+    assert "No curated advice yet" in known.unknown
+    nearest = known.closest[0]
+    assert nearest.errorId == SMEM_RECORD and "same file" in nearest.why
+    assert "same function" in nearest.why
+
+
+def test_every_curated_record_is_curated_and_the_mined_one_is_not(catalog: Catalog) -> None:
+    curated = {info.id for info in catalog.records.values() if info.curated}
+    assert TMEM_SITE not in curated and SMEM_RECORD in curated
+    shipped = {
+        json.loads(path.read_text(encoding="utf-8"))["record"]["id"]
+        for path in Path(CURATED_SEED_PATHS[1]).glob("*.json")
+    }
+    assert shipped <= curated
