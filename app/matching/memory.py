@@ -88,10 +88,18 @@ _BLOCK = re.compile(r"BlockSpec\(\s*(?:block_shape\s*=\s*)?\(\s*(\d+(?:\s*,\s*\d
 _DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)")
 
 
+# Every report names its memory with one of these words: lines without one are not tried.
+_REPORT_WORDS = re.compile(r"memory|vmem")
+
+
 def find_overflows(text: str) -> list[MemoryOverflow]:
     """Every line of ``text`` that reports a kernel over its on-chip memory, in order."""
-    found = []
+    found: list[MemoryOverflow] = []
+    if _REPORT_WORDS.search(text) is None:  # nearly every paste: one scan, no line split
+        return found
     for number, line in enumerate(text.splitlines(), start=1):
+        if _REPORT_WORDS.search(line) is None:
+            continue
         for backend, memory, pattern, read in _COMPILED:
             hit = pattern.search(line)
             if hit is None:
