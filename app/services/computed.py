@@ -328,11 +328,24 @@ def source_only_out(
         sourceUrl=source_url,
         unknown="No curated advice yet: nobody has written what causes this error in user "
         "code, how to fix it, or an example fix.",
-        closest=_closest_curated(info, site.function, catalog, frames),
+        closest=closest_curated(info, site.function, catalog, frames),
     )
 
 
-def _closest_curated(
+def closest_curated(
+    info: RecordInfo, function: str, catalog: Catalog, frames: FrameIndex
+) -> list[ClosestOut]:
+    """The curated records nearest to ``info`` (raised in ``function``) by message, file and
+    function; worked out once per record and catalog: it scores every curated record."""
+    key = ("closest curated", info.id)
+    known: list[ClosestOut] | None = catalog.answers.get(key)
+    if known is None:
+        known = _score_curated(info, function, catalog, frames)
+        catalog.answers.put(key, known)
+    return known
+
+
+def _score_curated(
     info: RecordInfo, function: str, catalog: Catalog, frames: FrameIndex
 ) -> list[ClosestOut]:
     scored = []

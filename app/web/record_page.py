@@ -12,12 +12,14 @@ from typing import Any
 
 from app.alignment import OPERATIONS, render_tuple
 from app.knowledge.releases import span
+from app.matching.frames import FrameIndex
 from app.records.models import RecordRow
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore, Related
 from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
 from app.services.catalog import Catalog, RecordInfo
+from app.services.computed import closest_curated
 
 SHORT_SHA = 10
 RELATED_SHOWN = 6
@@ -107,6 +109,7 @@ class RecordPage:
     example_label: str | None
     site: SiteFacts | None
     derived: bool  # the documentation was written from the source, not by a person
+    closest: list[RelatedRecord]  # for a derived record: the curated records nearest to it
 
     @property
     def corrected(self) -> set[str]:
@@ -119,6 +122,8 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
     related, unresolved = store.related(row.id)
     example = annotation.get("examples") or row.document.get("examples") or {}
     example_url, example_label = _example(example)
+    site = _site_facts(annotation.get("mined") or row.document)
+    derived = row.document.get("documentationSource") == "derived"
     return RecordPage(
         record=record,
         rule=annotation.get("rule") or record.rule,
@@ -147,9 +152,24 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
         ],
         example_url=example_url,
         example_label=example_label,
-        site=_site_facts(annotation.get("mined") or row.document),
-        derived=row.document.get("documentationSource") == "derived",
+        site=site,
+        derived=derived,
+        closest=_closest(catalog, row.id, site) if derived else [],
     )
+
+
+def _closest(catalog: Catalog, record_id: str, site: SiteFacts | None) -> list[RelatedRecord]:
+    info = catalog.records.get(record_id)
+    if info is None or site is None or site.function is None:
+        return []
+    return [
+        RelatedRecord(
+            url=RELATIVE.record(near.slug or near.errorId),
+            message=near.errorMessage,
+            reasons=near.why,
+        )
+        for near in closest_curated(info, site.function, catalog, FrameIndex.load())
+    ]
 
 
 def _site_facts(facts: dict[str, Any]) -> SiteFacts | None:

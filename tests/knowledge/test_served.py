@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -132,12 +133,16 @@ def test_bad_filters_are_named(client: httpx.Client, params: dict[str, str]) -> 
     assert next(iter(params)) in answer.json()["detail"]
 
 
-def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> None:
+def source_only_record() -> dict[str, Any]:
+    """A mined record no curated record documents, from a file that holds a curated one."""
     [record] = [
-        r
-        for r in mined_records()
-        if r["errorMessage"].startswith("Mosaic GPU kernel exceeds available shared memory")
+        r for r in mined_records() if r["errorMessage"].startswith("Unsupported sharding context")
     ]
+    return record
+
+
+def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> None:
+    record = source_only_record()
     paste = f"{record['errorClass']}: {render(record['errorMessage'])}\n"
     found = client.post("/api/match", json={"text": paste}).json()["matches"]
     assert record["id"] in [match["errorId"] for match in found]
@@ -204,20 +209,27 @@ def test_the_mined_file_is_what_the_seeding_loads() -> None:
 
 
 def test_a_mined_records_page_says_where_jax_checks_it(client: httpx.Client) -> None:
-    [record] = [
-        r
-        for r in mined_records()
-        if r["errorMessage"].startswith("Mosaic GPU kernel exceeds available shared memory")
-    ]
+    """A record known only from source says so, and links the curated records nearest it,
+    one from its own file first."""
+    curated = {r["id"]: r for r in curated_records(load_settings().seed_paths[:-1])}
+    record = source_only_record()
+    assert record["filePath"] in {r["filePath"] for r in curated.values()}
     page = client.get(f"/errors/{record['id']}", headers={"Accept": "text/html"})
     assert page.status_code == 200
     html = page.text
     assert "Where JAX checks it" in html
     assert f"<code>{record['site']['function']}</code>" in html
     first, last = record["releases"][0]["release"], record["releases"][-1]["release"]
-    assert f"JAX {first}–{last} ({len(record['releases'])} releases)" in html
+    count = len(record["releases"])
+    assert f"JAX {first}–{last} ({count} release{'s' if count > 1 else ''})" in html
     assert "nobody has added advice for this error yet" in html
-    assert record["releases"][0]["githubUrl"] in html
+    assert record["releases"][-1]["githubUrl"] in html
+    nearest = html[html.index('aria-label="Nearest curated records"') :].split("</ul>")[0]
+    linked = re.findall(r'href="/errors/([^"]+)"', nearest)
+    assert linked and all(
+        any(slug in (r["id"], r.get("slug")) for r in curated.values()) for slug in linked
+    ), linked
+    assert "same file" in nearest.split("</li>")[0]
 
 
 def test_a_seeds_page_shows_its_mined_facts_and_its_curated_advice(client: httpx.Client) -> None:
