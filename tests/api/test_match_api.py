@@ -13,6 +13,7 @@ from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TRACEBACKS = FIXTURES / "tracebacks"
+SAFE_ZIP_RECORD = "75054f2533d302a4"  # data/records/pallas-pipeline-safe-zip-length.json
 
 
 def match(client: httpx.Client, text: str, **extra: object) -> dict:  # type: ignore[type-arg]
@@ -268,3 +269,23 @@ def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -
     newest = tiling_site()["releases"][-1]
     pinned = newest["githubUrl"].split("#")[0]  # the 0.10.2 commit's file
     assert first["sourceUrl"] == f"{pinned}#L{newest['lineNumber']}-L{newest['lineNumber']}"
+
+
+@pytest.mark.parametrize(
+    ("paste", "variant"),
+    [
+        ("safe-zip-gpu-pipeline.txt", "current"),  # JAX 0.10.2's own tracebacks
+        ("safe-zip-tpu-pipeline.txt", "current"),
+        ("safe-zip-0.8.0-longer.txt", "older wording (0.9.1)"),
+        ("safe-zip-0.5.0-shorter.txt", "older wording (0.9.1)"),
+        ("safe-zip-0.6.1-longer.txt", "older wording (0.6.1)"),
+        ("safe-zip-0.6.1-shorter.txt", "older wording (0.6.1)"),
+    ],
+)
+def test_a_pipeline_safe_zip_mismatch_is_matched_in_every_wording_jax_printed(
+    client: httpx.Client, paste: str, variant: str
+) -> None:
+    """safe_zip lives in jaxlib's C++, outside the mined paths: its curated record is the
+    only one that knows it, in each release's wording and from either pipeline."""
+    found = match(client, (FIXTURES / "pastes" / paste).read_text())["matches"]
+    assert [(f["errorId"], f["variant"]) for f in found] == [(SAFE_ZIP_RECORD, variant)]

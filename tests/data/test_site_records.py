@@ -1,14 +1,17 @@
-"""Curated records of mined error sites: the errors people report most, written by hand.
+"""Curated records of the errors people report most, written by hand.
 
-Each is the record of one site of JAX's source, under the mined record's own id, so the
-dataset's ids never change: it must say what the site says (file, line, message, older
+Most are the record of one mined site of JAX's source, under the mined record's own id, so
+the dataset's ids never change: it must say what the site says (file, line, message, older
 wordings), carry what mining cannot (documentation, solutions, an example fix, prevention),
-and name the releases it applies to. Its match pattern must read the real message, which
+and name the releases it applies to. A few are raised outside the mined paths (jaxlib's C++
+``safe_zip``): no site to agree with, they are held to the releases their wordings name,
+under an id made from their slug. Every match pattern must read the real message, which
 the oracle tests check against JAX.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
 from pathlib import Path
@@ -19,17 +22,22 @@ import pytest
 from app.config import REPO_ROOT
 from app.knowledge import dataset
 from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
+from app.knowledge.releases import release_commits, source_url
 from app.matching.templates import compile_pattern
 from app.records.importer import read_documents
 from app.records.slugs import derive_slug
 from app.records.validation import validate_record
 
 DATA = REPO_ROOT / "data"
-SITE_RECORDS = sorted(
+# Every record written by hand outside the catalog's rules.
+CURATED = sorted(
     path
     for path in (DATA / "records").glob("*.json")
     if not json.loads(path.read_text(encoding="utf-8"))["record"].get("rule")
 )
+# Those of errors raised where mining does not look (jaxlib's C++): no mined site.
+UNMINED = [DATA / "records" / "pallas-pipeline-safe-zip-length.json"]
+SITE_RECORDS = [path for path in CURATED if path not in UNMINED]
 UNRELATED = "ValueError: Can only transfer whole pixels to the GPU canvas (shape=(3, 5))"
 BACKEND_TAGS = {"mosaic-gpu", "tpu", "triton", "pallas-call", "core-map", "block-spec"}
 
@@ -64,11 +72,12 @@ def known_messages() -> dict[str, list[str]]:
     return messages
 
 
-def test_there_are_site_records() -> None:
+def test_there_are_site_records_and_the_unmined_ones_are_curated() -> None:
     assert len(SITE_RECORDS) >= 20
+    assert set(UNMINED) <= set(CURATED)
 
 
-@pytest.mark.parametrize("path", SITE_RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CURATED, ids=lambda p: p.name)
 def test_file_is_an_envelope_the_importer_reads_unchanged(path: Path) -> None:
     [incoming] = list(read_documents(path.read_text(encoding="utf-8"), str(path)))
     assert not incoming.is_annotation
@@ -100,7 +109,7 @@ def test_record_keeps_every_older_wording_of_its_site(path: Path) -> None:
         assert wording["pattern"] in (mined["messagePattern"], record["matchPattern"])
 
 
-@pytest.mark.parametrize("path", SITE_RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CURATED, ids=lambda p: p.name)
 def test_no_pattern_of_the_record_reads_unrelated_text(path: Path) -> None:
     record = _record(path)
     patterns = [record["matchPattern"], *(w["pattern"] for w in record["olderWordings"])]
@@ -109,13 +118,18 @@ def test_no_pattern_of_the_record_reads_unrelated_text(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", SITE_RECORDS, ids=lambda p: p.name)
-def test_record_is_documented_by_hand_for_the_releases_it_applies_to(path: Path) -> None:
+def test_record_is_documented_for_the_releases_of_its_site(path: Path) -> None:
     record = _record(path)
     releases = [entry["release"] for entry in mined_sites()[record["id"]]["releases"]]
+    assert releases[0] in record["documentation"], releases
+    assert releases[-1] in record["documentation"], releases
+
+
+@pytest.mark.parametrize("path", CURATED, ids=lambda p: p.name)
+def test_record_is_documented_by_hand(path: Path) -> None:
+    record = _record(path)
     assert record["documentationSource"] == "curated"
-    documentation = record["documentation"]
-    assert releases[0] in documentation and releases[-1] in documentation, releases
-    for field in ("triggerScenarios", "commonSituations", "verifiedBy"):
+    for field in ("documentation", "triggerScenarios", "commonSituations", "verifiedBy"):
         assert record[field].strip(), field
     assert len(record["solutions"]) >= 2
     assert all(solution.strip() for solution in record["solutions"])
@@ -126,7 +140,7 @@ def test_record_is_documented_by_hand_for_the_releases_it_applies_to(path: Path)
     assert len(record["tags"]) == len(set(record["tags"]))
 
 
-@pytest.mark.parametrize("path", SITE_RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CURATED, ids=lambda p: p.name)
 def test_match_pattern_compiles_and_older_wordings_do_too(path: Path) -> None:
     record = _record(path)
     compile_pattern(record["matchPattern"])
@@ -134,7 +148,7 @@ def test_match_pattern_compiles_and_older_wordings_do_too(path: Path) -> None:
         compile_pattern(wording["pattern"])
 
 
-@pytest.mark.parametrize("path", SITE_RECORDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CURATED, ids=lambda p: p.name)
 def test_related_errors_are_other_known_errors(path: Path) -> None:
     record = _record(path)
     for text in record["relatedErrors"]:
@@ -148,7 +162,7 @@ def test_related_errors_are_other_known_errors(path: Path) -> None:
 
 
 def test_ids_are_unique_and_not_a_catalog_rule_records() -> None:
-    ids = [_record(path)["id"] for path in SITE_RECORDS]
+    ids = [_record(path)["id"] for path in CURATED]
     assert len(ids) == len(set(ids))
     rule_ids = {
         record["id"] for record in curated_records([DATA / "records"]) if record.get("rule")
@@ -170,3 +184,52 @@ def test_adopting_the_curated_records_makes_their_sites_annotations() -> None:
     dataset.adopt_curated(tracks, curated_records(DEFAULT_CURATED))
     for path in SITE_RECORDS:
         assert tracks[_record(path)["id"]].curated, path.name
+
+
+# --- errors raised outside the mined paths --------------------------------------------------
+
+
+@pytest.mark.parametrize("path", UNMINED, ids=lambda p: p.name)
+def test_unmined_record_is_identified_by_its_slug_as_catalog_records_by_their_rule(
+    path: Path,
+) -> None:
+    record = _record(path)
+    assert record["slug"] == derive_slug(record["errorMessage"])
+    digest = hashlib.sha256(f"jax-ml/jax:{record['slug']}".encode()).hexdigest()
+    assert record["id"] == digest[:16]
+    assert record["id"] not in mined_sites()
+    assert record["schemaVersion"] == 2
+
+
+@pytest.mark.parametrize("path", UNMINED, ids=lambda p: p.name)
+def test_unmined_record_is_pinned_to_the_newest_release_where_pallas_calls_it(path: Path) -> None:
+    record = _record(path)
+    release, commit = list(release_commits().items())[-1]
+    assert record["analyzedSha"] == commit, release
+    start, end = record["sourceCodeStart"], record["sourceCodeEnd"]
+    assert start <= record["lineNumber"] <= end
+    assert record["githubUrl"] == source_url(commit, record["filePath"], start, end)
+    source = record["sourceCode"].splitlines()
+    assert len(source) == end - start + 1
+    assert "zip(" in source[record["lineNumber"] - start]
+    assert release in record["documentation"]
+
+
+@pytest.mark.parametrize("path", UNMINED, ids=lambda p: p.name)
+def test_unmined_record_reads_each_wording_as_its_own_and_names_its_releases(path: Path) -> None:
+    """Each older wording's pattern reads its example and no other wording's; the current
+    patterns read the message quoted in the example fix, and no older example."""
+    record = _record(path)
+    current = next(
+        line.removeprefix("# ValueError: ")
+        for line in record["exampleFix"].splitlines()
+        if line.startswith("# ValueError: ")
+    )
+    examples = [current, *(wording["example"] for wording in record["olderWordings"])]
+    patterns = [record["matchPattern"], *(w["pattern"] for w in record["olderWordings"])]
+    assert compile_pattern(record["messagePattern"]).search(current)
+    for number, pattern in enumerate(patterns):
+        read = [compile_pattern(pattern).search(example) is not None for example in examples]
+        assert read == [other == number for other in range(len(examples))], pattern
+    for wording in record["olderWordings"]:
+        assert wording["until"] in record["documentation"], wording["until"]

@@ -1,11 +1,12 @@
-"""The curated records of mined sites, checked against JAX itself.
+"""The curated records of the most reported errors, checked against JAX itself.
 
 For each record whose fix can be lowered on a CPU, the smallest kernel of its example fix is
 built twice: the "before" must raise the record's error from the record's own site (class,
 file and line of JAX 0.10.2, and a message the record's match pattern reads), and the
 "after" must lower. Mosaic GPU and Triton kernels lower for CUDA, TPU kernels for TPU:
 neither needs the device. TPU lowering asks the device for its chip's tiling, so the CPU
-device is registered as a TPU v5e for these tests.
+device is registered as a TPU v5e for these tests. The safe_zip record's error is raised
+from two places of Pallas: the Mosaic GPU pipeline (its site) and the TPU one, checked too.
 """
 
 from __future__ import annotations
@@ -111,6 +112,21 @@ def delayed_pipeline(max_concurrent_steps: int) -> Any:
 
     kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
     return kernel, [spec((256, 128), jnp.float16)], "cuda"
+
+
+def pipeline_refs(refs: int) -> Any:
+    """plgpu.emit_pipeline with one input and one output spec, called with ``refs`` refs."""
+    block = plgpu.BlockSpec((64, 128), lambda i: (i, 0))
+
+    def body(x_gmem, y_gmem, o_gmem):
+        def step(indices, x_smem, o_smem):
+            o_smem[...] = x_smem[...]
+
+        pipeline = plgpu.emit_pipeline(step, grid=(4,), in_specs=[block], out_specs=[block])
+        pipeline(*((x_gmem, y_gmem, o_gmem) if refs == 3 else (x_gmem, o_gmem)))
+
+    kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
+    return kernel, [spec((256, 128), jnp.float16)] * 2, "cuda"
 
 
 def pipelined_sum(max_concurrent_steps: int) -> Any:
@@ -263,6 +279,34 @@ def read_any_ref(with_dma: bool) -> Any:
     return call, [spec((8, 128))], "tpu"
 
 
+def tpu_pipeline(block: tuple[int, ...]) -> Any:
+    """pltpu.emit_pipeline copying a (256, 128) array in HBM through ``block``-shaped blocks.
+
+    Traced with x64 off, as TPU programs run: under the oracle's x64 the pipeline's loop
+    compares its int32 step with a 64-bit bound, which Mosaic's verifier rejects."""
+
+    def body(x_hbm, o_hbm):
+        pltpu.emit_pipeline(
+            copy_kernel,
+            grid=(2,),
+            in_specs=[pl.BlockSpec(block, lambda i: (i, 0)[: len(block)])],
+            out_specs=[pl.BlockSpec((128, 128), lambda i: (i, 0))],
+        )(x_hbm, o_hbm)
+
+    call = pl.pallas_call(
+        body,
+        out_shape=spec((256, 128)),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        out_specs=pl.BlockSpec(memory_space=pl.ANY),
+    )
+
+    def f(x):
+        with jax.enable_x64(False):
+            return call(x)
+
+    return f, [spec((256, 128))], "tpu"
+
+
 # --- any backend: tracing -------------------------------------------------------------------
 
 
@@ -339,11 +383,17 @@ def triton_set_first(with_where: bool) -> Any:
     return call, [spec((128,))], "cuda"
 
 
+# The safe_zip length mismatch: raised from the GPU pipeline (its record's site) and the TPU one.
+SAFE_ZIP = "75054f2533d302a4"
+TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
+TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
+
 # Record id -> (before, after): the record's example fix as kernels to lower.
 CASES: dict[str, tuple[Lowering, Lowering]] = {
     "7cfa01a5c408b193": (lambda: layout_casts(True), lambda: layout_casts(False)),
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
     "29fc3c30ba686b22": (lambda: delayed_pipeline(1), lambda: delayed_pipeline(2)),
+    SAFE_ZIP: (lambda: pipeline_refs(3), lambda: pipeline_refs(2)),
     "c2b669b5684f2ea3": (lambda: wgmma_lhs(False), lambda: wgmma_lhs(True)),
     "7f1f1f89e56deefe": (lambda: pipelined_sum(4), lambda: pipelined_sum(2)),
     "bd89797078361e38": (
@@ -381,7 +431,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
 
 @functools.cache
 def curated_records() -> dict[str, dict[str, Any]]:
-    """The records written for mined sites (they carry no catalog rule), by id."""
+    """The records written by hand outside the catalog's rules, by id."""
     found = {}
     for path in sorted((REPO_ROOT / "data" / "records").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))["record"]
@@ -412,12 +462,21 @@ def raised_by(case: Lowering) -> BaseException:
 
 
 @functools.cache
-def pasted_traceback(record_id: str) -> str:
+def pasted_traceback(case: Lowering) -> str:
     """The traceback a user would paste: the before's error, formatted as Python prints it."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(tpu_info.registry, "cpu", _v5e)
-        error = raised_by(CASES[record_id][0])
+        error = raised_by(case)
     return "".join(traceback.format_exception(error))
+
+
+def assert_raised_at(error: BaseException, record: dict[str, Any], path: str, line: int) -> None:
+    """``error`` is the record's, raised from ``path`` at ``line`` (its last frame)."""
+    assert type(error).__name__ == record["errorClass"], error
+    site = traceback.extract_tb(error.__traceback__)[-1]
+    assert site.filename.endswith(path), site
+    assert site.lineno == line, site
+    assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
 
 
 @pytest.fixture(scope="module")
@@ -432,18 +491,32 @@ def catalog(session_factory: sessionmaker[Session]) -> Catalog:
 def test_before_raises_the_record_from_its_site_and_after_lowers(record_id: str) -> None:
     record = curated_records()[record_id]
     before, after = CASES[record_id]
-    error = raised_by(before)
-    assert type(error).__name__ == record["errorClass"], error
-    site = traceback.extract_tb(error.__traceback__)[-1]
-    assert site.filename.endswith(record["filePath"]), site
-    assert site.lineno == record["lineNumber"], site
-    assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
+    assert_raised_at(raised_by(before), record, record["filePath"], record["lineNumber"])
     lower(after)
 
 
-@pytest.mark.parametrize("record_id", sorted(CASES))
-def test_the_pasted_traceback_is_matched_to_the_record(record_id: str, catalog: Catalog) -> None:
-    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(record_id)))
+@pytest.mark.usefixtures("cpu_as_tpu")
+def test_the_tpu_pipeline_raises_the_safe_zip_record_from_its_block_shape_check() -> None:
+    """The second place Pallas calls safe_zip on specs, named in the record's documentation."""
+    record = curated_records()[SAFE_ZIP]
+    before, after = TPU_SAFE_ZIP
+    path, line = TPU_SAFE_ZIP_SITE
+    assert_raised_at(raised_by(before), record, path, line)
+    assert f"{path}#L{line}" in record["documentation"]
+    lower(after)
+
+
+@pytest.mark.parametrize(
+    ("record_id", "before"),
+    [
+        *(pytest.param(rid, CASES[rid][0], id=rid) for rid in sorted(CASES)),
+        pytest.param(SAFE_ZIP, TPU_SAFE_ZIP[0], id=f"{SAFE_ZIP}-tpu"),
+    ],
+)
+def test_the_pasted_traceback_is_matched_to_the_record(
+    record_id: str, before: Lowering, catalog: Catalog
+) -> None:
+    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(before)))
     assert [found.errorId for found in answer.matches][:1] == [record_id], answer.matches
 
 
