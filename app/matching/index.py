@@ -15,7 +15,7 @@ import bisect
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -23,11 +23,12 @@ from itertools import accumulate, repeat
 from operator import add
 from typing import Any, overload
 
-import ahocorasick
+import ahocorasick_rs
 
 from app.matching.regex_syntax import (
     SyntaxUnsupported,
     extend_trailing_lazy,
+    leading_literal,
     parse,
     prefix_pattern,
     render,
@@ -86,6 +87,19 @@ class _Prepared:
     pattern: str  # what actually runs: the entry's pattern, trailing lazy group extended
     literals: tuple[str, ...]
     head: str | None  # the first long literal, lowercased and cut to HEAD_CHARS
+    key: str  # the longest literal, lowercased and cut to MAX_KEY: what the index looks for
+
+    @property
+    def indexed(self) -> bool:
+        return len(self.key) >= MIN_LITERAL
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    pattern: Any  # matches the end of a text that is the start of a match
+    # The literal text the pattern starts with, up to the head's length: a cut that shows
+    # the head shows this, as the pattern spells it.
+    opening: str
 
 
 class PatternIndex:
@@ -99,8 +113,8 @@ class PatternIndex:
         self,
         entries: tuple[PatternEntry, ...],
         prepared: list[_Prepared],
-        literals: ahocorasick.Automaton,
-        heads: ahocorasick.Automaton,
+        literals: _Keys,
+        heads: _Keys,
         unindexed: tuple[int, ...],
         skipped: tuple[SkippedEntry, ...],
     ) -> None:
@@ -111,7 +125,7 @@ class PatternIndex:
         self._heads = heads
         self._unindexed = unindexed
         self._compiled: OrderedDict[int, Any] = OrderedDict()
-        self._prefixes: dict[int, Any] = {}
+        self._prefixes: dict[int, _Prefix | None] = {}
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
@@ -133,25 +147,24 @@ class PatternIndex:
         for item in entries:
             entry = item if isinstance(item, PatternEntry) else PatternEntry(*item)
             ready = _prepare(entry.pattern)
-            key = max(ready.literals, key=len, default="")[:MAX_KEY].lower()
-            if len(key) < MIN_LITERAL and len(unindexed) >= MAX_UNINDEXED:
+            if not ready.indexed and len(unindexed) >= MAX_UNINDEXED:
                 reason = f"no literal text of {MIN_LITERAL}+ characters to index it by"
                 skipped.append(SkippedEntry(entry, reason))
                 continue
             number = len(kept)
             kept.append(entry)
             prepared.append(ready)
-            if len(key) < MIN_LITERAL:
-                unindexed.append(number)
+            if ready.indexed:
+                keys.setdefault(ready.key, []).append(number)
             else:
-                keys.setdefault(key, []).append(number)
+                unindexed.append(number)
             if ready.head:
                 heads.setdefault(ready.head, []).append(number)
         return cls(
             tuple(kept),
             prepared,
-            _automaton(keys),
-            _automaton(heads),
+            _Keys(keys),
+            _Keys(heads),
             tuple(unindexed),
             tuple(skipped),
         )
@@ -191,22 +204,28 @@ class PatternIndex:
         hits: list[Hit] = []
         for number, candidates in sorted(self._candidates(texts, self._heads).items()):
             text = texts[number]
+            lowered = text.lower()
             for entry in sorted(candidates):
-                hit = self._truncated_hit(entry, number, text)
+                hit = self._truncated_hit(entry, number, text, lowered)
                 if hit is not None:
                     hits.append(hit)
         return hits
 
-    def _truncated_hit(self, entry: int, number: int, text: str) -> Hit | None:
-        full = self._compile(entry)
+    def _truncated_hit(self, entry: int, number: int, text: str, lowered: str) -> Hit | None:
+        """The cut-off match of ``entry`` in ``text``. The cheap tests come first: a text
+        without the pattern's opening shows no head in a cut match, and one without its
+        key (an entry with a head has one) holds no whole match."""
         prefix = self._prefix(entry)
-        if full is None or prefix is None or full.search(text) is not None:
+        if prefix is None or prefix.opening not in text:
             return None
-        found = prefix.search(text)
+        full = self._compile(entry)
+        ready = self._prepared[entry]
+        if full is None or (ready.key in lowered and full.search(text) is not None):
+            return None
+        found = prefix.pattern.search(text)
         if found is None:
             return None
         seen = text[found.start() :]
-        ready = self._prepared[entry]
         if ready.head is None or ready.head not in seen.lower():
             return None
         captures = {k: v for k, v in _captures(found).items() if v}
@@ -216,7 +235,7 @@ class PatternIndex:
     def holding_a_head(self, texts: Sequence[str]) -> set[int]:
         """The numbers of the texts holding the first long literal of some pattern: the
         start of a message, which a text cut or broken after it still shows."""
-        return set(self._candidates(texts, self._heads))
+        return {number for number, _ in self._heads.hits(texts)}
 
     def literals(self, entry: int) -> tuple[str, ...]:
         """The literal runs every text the entry matches must hold, in pattern order."""
@@ -238,26 +257,11 @@ class PatternIndex:
         prepared = self._prepared[entry]
         return sum(map(len, prepared.literals)), -len(prepared.pattern)
 
-    def _candidates(
-        self, texts: Sequence[str], automaton: ahocorasick.Automaton
-    ) -> dict[int, set[int]]:
-        """One Aho-Corasick pass over all texts; the entries whose key occurs in each text
-        that holds any, by the text's number."""
+    def _candidates(self, texts: Sequence[str], keys: _Keys) -> dict[int, set[int]]:
+        """The entries whose key occurs in each text that holds any, by the text's number."""
         found: dict[int, set[int]] = {}
-        if automaton.kind != ahocorasick.AHOCORASICK:
-            return found
-        joined = "\n".join(texts).lower()
-        pieces = texts
-        if len(joined) != sum(map(len, texts)) + len(texts) - 1:  # "İ" lowers to two
-            pieces = [text.lower() for text in texts]
-            joined = "\n".join(pieces)
-        starts = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=0))
-        seen: set[tuple[int, int]] = set()
-        for end, (key_id, numbers) in automaton.iter(joined):
-            line = bisect.bisect_right(starts, end) - 1
-            if (line, key_id) not in seen:
-                seen.add((line, key_id))
-                found.setdefault(line, set()).update(numbers)
+        for number, key_id in set(keys.hits(texts)):
+            found.setdefault(number, set()).update(keys.entries[key_id])
         return found
 
     def _present_unindexed(self, texts: Sequence[str]) -> set[int]:
@@ -302,18 +306,20 @@ class PatternIndex:
                 self._compiled.popitem(last=False)
         return compiled
 
-    def _prefix(self, entry: int) -> Any:
+    def _prefix(self, entry: int) -> _Prefix | None:
         with self._lock:
             if entry in self._prefixes:
                 return self._prefixes[entry]
+        ready = self._prepared[entry]
         try:
-            prefix = prefix_pattern(parse(self._prepared[entry].pattern))
-            compiled = compile_bounded(f"(?:{prefix})\\z")
+            tree = parse(ready.pattern)
+            compiled = compile_bounded(f"(?:{prefix_pattern(tree)})\\z")
+            prefix = _Prefix(compiled, leading_literal(tree)[: len(ready.head or "")])
         except (SyntaxUnsupported, PatternError, RecursionError):
-            compiled = None
+            prefix = None
         with self._lock:
-            self._prefixes[entry] = compiled
-        return compiled
+            self._prefixes[entry] = prefix
+        return prefix
 
 
 @lru_cache(maxsize=1 << 18)
@@ -327,16 +333,29 @@ def _prepare(pattern: str) -> _Prepared:
     except SyntaxUnsupported:
         literals = ()
     head = next((run for run in literals if len(run) >= MIN_HEAD), None)
-    return _Prepared(pattern, literals, head[:HEAD_CHARS].lower() if head else None)
+    key = max(literals, key=len, default="")[:MAX_KEY].lower()
+    return _Prepared(pattern, literals, head[:HEAD_CHARS].lower() if head else None, key)
 
 
-def _automaton(keys: dict[str, list[int]]) -> ahocorasick.Automaton:
-    automaton = ahocorasick.Automaton()
-    for key_id, (key, numbers) in enumerate(keys.items()):
-        automaton.add_word(key, (key_id, tuple(numbers)))
-    if keys:
-        automaton.make_automaton()
-    return automaton
+class _Keys:
+    """Literal keys, each with the entries it stands for, found by one Aho-Corasick pass."""
+
+    def __init__(self, keys: Mapping[str, Sequence[int]]) -> None:
+        self.entries = [tuple(numbers) for numbers in keys.values()]
+        self._automaton = ahocorasick_rs.AhoCorasick(list(keys)) if keys else None
+
+    def hits(self, texts: Sequence[str]) -> Iterator[tuple[int, int]]:
+        """(text number, key id) for each occurrence of a key in the texts, lowercased."""
+        if self._automaton is None or not texts:
+            return
+        joined = "\n".join(texts).lower()
+        pieces = texts
+        if len(joined) != sum(map(len, texts)) + len(texts) - 1:  # "İ" lowers to two
+            pieces = [text.lower() for text in texts]
+            joined = "\n".join(pieces)
+        starts = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=0))
+        for key_id, _, end in self._automaton.find_matches_as_indexes(joined, overlapping=True):
+            yield bisect.bisect_right(starts, end - 1) - 1, key_id
 
 
 def _captures(found: Any) -> dict[str, str]:

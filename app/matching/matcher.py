@@ -377,21 +377,19 @@ def _in_wrapped_lines(
 ) -> list[_Candidate]:
     """Messages broken over two loose lines, read as one: a continuation indented (a
     Markdown list item, a log formatter), or a line a terminal cut at its width."""
-    pairs: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
-    following = set(loose)
-    unfound = [n for n in loose if n not in found and n + 1 in following and n + 1 not in found]
-    # A message broken after its start still shows its first long literal on the first line.
-    starts = index.holding_a_head([lines[n] for n in unfound])
-    for number, line in enumerate(unfound):
-        if number not in starts:
+    joinable: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
+    following = set(loose).difference(found)
+    for line in loose:
+        if line in found or line + 1 not in following:
             continue
-        first, second = lines[line].rstrip(), lines[line + 1]
-        if not second.strip():
-            continue
+        first, second = lines[line].rstrip(), lines[line + 1]  # both hold some text
         if second[:1].isspace():
-            pairs.append((line, f"{first} {second.strip()}", len(first)))
+            joinable.append((line, f"{first} {second.strip()}", len(first)))
         elif len(first) in TERMINAL_WIDTHS:  # cut mid-word at the terminal's last column
-            pairs.append((line, first + second, len(first)))
+            joinable.append((line, first + second, len(first)))
+    # A message broken after its start still shows its first long literal on the first line.
+    starts = index.holding_a_head([lines[line] for line, _, _ in joinable])
+    pairs = [pair for number, pair in enumerate(joinable) if number in starts]
     candidates = []
     for hit in index.search([text for _, text, _ in pairs]) if pairs else ():
         line, text, join = pairs[hit.text]

@@ -316,6 +316,17 @@ def extend_trailing_lazy(node: Node) -> Node:
     return node
 
 
+def leading_literal(node: Node) -> str:
+    """The literal text every match starts with, as written (case and all)."""
+    items = node.items if isinstance(node, Sequence) else (node,)
+    leading = []
+    for item in items:
+        if not isinstance(item, Literal):
+            break
+        leading.append(item.chars)
+    return "".join(leading)
+
+
 def prefix_pattern(node: Node) -> str:
     """A pattern matching every prefix of what ``node`` matches, the empty one included.
 

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 
 import pytest
 
-from app.matching.index import MAX_UNINDEXED, PatternEntry, PatternIndex
-from app.matching.templates import derive_pattern
+from app.matching.index import HEAD_CHARS, MAX_UNINDEXED, MIN_HEAD, PatternEntry, PatternIndex
+from app.matching.regex_syntax import SyntaxUnsupported, parse, prefix_pattern
+from app.matching.templates import PatternError, compile_bounded, derive_pattern
 
 from .catalog import SEED_001, catalog_index
 
@@ -145,6 +147,61 @@ def test_truncated_message_matches_the_start_of_a_pattern() -> None:
     assert current.truncated
     assert current.captures == {"bytes": "32"}
     assert 0.5 < current.coverage < 1
+
+
+def _cut_texts(texts: list[str], seed: int) -> list[str]:
+    """Each text cut at random points, some behind other words or with the case changed."""
+    rng = random.Random(seed)
+    cuts = []
+    for text in texts:
+        for _ in range(4):
+            cut = text[: rng.randint(len(text) // 3, len(text))]
+            cuts.append(rng.choice(["", "log: ", "E   ", "copy bytes "]) + cut)
+            cuts.append(cut.swapcase() if rng.random() < 0.3 else cut.lower())
+    return cuts
+
+
+def _naive_truncated(index: PatternIndex) -> Callable[[str], list[tuple[int, int, dict[str, str]]]]:
+    """Every pattern tried as cut off at the end of a text, without any prefilter."""
+    patterns = []
+    for entry in range(len(index)):
+        head = next((run for run in index.literals(entry) if len(run) >= MIN_HEAD), None)
+        try:
+            full = compile_bounded(index.pattern(entry))
+            prefix = compile_bounded(f"(?:{prefix_pattern(parse(index.pattern(entry)))})\\z")
+        except (SyntaxUnsupported, PatternError):
+            continue
+        if head is not None:
+            patterns.append((entry, head[:HEAD_CHARS].lower(), full, prefix))
+
+    def search(text: str) -> list[tuple[int, int, dict[str, str]]]:
+        found = []
+        for entry, head, full, prefix in patterns:
+            match = prefix.search(text)
+            if full.search(text) is not None or match is None:
+                continue
+            if head in text[match.start() :].lower():
+                names = {i: n for n, i in match.re.groupindex.items()}
+                groups = enumerate(match.groups(), start=1)
+                captures = {names.get(i, str(i)): value for i, value in groups if value}
+                found.append((entry, match.start(), captures))
+        return found
+
+    return search
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_truncated_reading_agrees_with_trying_every_pattern(seed: int) -> None:
+    entries, texts = _corpus(300, seed)
+    index = PatternIndex.build(entries)
+    cuts = _cut_texts(texts[: len(FEATURE_TEXTS) + 12], seed)
+    naive = _naive_truncated(index)
+    found = 0
+    for text in cuts:
+        hits = [(hit.entry, hit.start, hit.captures) for hit in index.search_truncated(text)]
+        assert hits == naive(text), text
+        found += bool(hits)
+    assert found > 20  # the cuts do exercise truncated matches
 
 
 def test_truncation_must_leave_the_head_of_the_message() -> None:
