@@ -17,7 +17,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -26,15 +27,18 @@ from typing import Any
 import orjson
 
 from app.knowledge.releases import release_commits, release_key, source_url
+from app.matching.scan import indented_matches
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
+# The indent before it is left to the caller (``indented_matches``).
 _FRAME = re.compile(
-    r'\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
-    r"|\s*File (?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+)"
+    r'File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
+    r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
 )
+_INDENTED_FRAME = re.compile(r"\s*" + _FRAME.pattern)
 _JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
@@ -187,23 +191,25 @@ class FrameIndex:
                     table.setdefault(site.record_id, []).append((file, int(line), mask))
         return table
 
-    def frames(self, lines: Sequence[str], numbers: Iterable[int]) -> list[Frame]:
+    def frames(self, lines: Sequence[str], numbers: Collection[int]) -> list[Frame]:
         """The frames among ``lines[numbers]`` whose file is one with mined sites."""
         found = []
-        for number in sorted(numbers):
-            text = lines[number]
-            if "File " not in text:
-                continue
-            match = _FRAME.match(text)
-            if match is None:
-                continue
-            path = match["path"] or match["ipath"]
-            file = self._file(path.replace("\\", "/"))
-            if file is not None:
-                line = int(match["line"] or match["iline"])
-                function = (match["function"] or match["ifunction"]).rsplit(".", 1)[-1]
-                found.append(Frame(file, line, function, number))
+        for number, match in indented_matches(_FRAME, "\n".join(lines)):
+            if number in numbers:
+                frame = self._frame(match, number)
+                if frame is not None:
+                    found.append(frame)
         return found
+
+    def _frame(self, match: re.Match[str], number: int) -> Frame | None:
+        """The frame a line matching ``_FRAME`` shows, if its file is one with mined sites."""
+        path = match["path"] or match["ipath"]
+        file = self._file(path.replace("\\", "/"))
+        if file is None:
+            return None
+        line = int(match["line"] or match["iline"])
+        function = (match["function"] or match["ifunction"]).rsplit(".", 1)[-1]
+        return Frame(file, line, function, number)
 
     def raise_points(
         self, lines: Sequence[str], structure: frozenset[int], exception_line: int, short_class: str
@@ -262,12 +268,13 @@ class FrameIndex:
         """The JAX frame right above ``exception_line`` and its source line, if any."""
         number = exception_line - 1
         while number >= 0 and number in structure and exception_line - number <= MAX_FRAME_TAIL:
-            frames = self.frames(lines, (number,))
-            if frames:
+            match = _INDENTED_FRAME.match(lines[number])
+            if match is not None:
+                frame = self._frame(match, number)
+                if frame is None:
+                    return None  # the last frame is not JAX's
                 source = lines[number + 1].strip() if number + 1 < exception_line else ""
-                return frames[0], source
-            if _FRAME.match(lines[number]):
-                return None  # the last frame is not JAX's
+                return frame, source
             number -= 1
         return None
 
@@ -288,7 +295,7 @@ class FrameIndex:
     def read(
         self,
         lines: Sequence[str],
-        frame_lines: Iterable[int],
+        frame_lines: Collection[int],
         given: str | None,
         origins: Sequence[int] | None = None,
     ) -> ReleaseReading:
@@ -361,11 +368,11 @@ def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
     if not masks:
         return everything, 0
     counts: dict[int, int] = {}
-    for mask in masks:
+    for mask, frames in Counter(masks).items():  # a long traceback repeats a few masks
         bits = mask
         while bits:
             low = bits & -bits
-            counts[low] = counts.get(low, 0) + 1
+            counts[low] = counts.get(low, 0) + frames
             bits ^= low
     top = max(counts.values())
     return sum(bit for bit, count in counts.items() if count == top), top

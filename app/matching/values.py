@@ -17,6 +17,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from app.alignment import AlignmentInputError, parse_dtype, parse_memref, parse_shape
+from app.matching.scan import indented_matches
 
 SMEM = "smem"
 GMEM = "gmem"
@@ -255,7 +256,9 @@ def _memref_texts(line: str) -> list[str]:
 
 # --- the user's own frame ------------------------------------------------------------------
 
-_PYTHON_FRAME = re.compile(r'\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
+# The indent before it is left to the caller (``indented_matches``).
+_PYTHON_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)')
+_INDENTED_PYTHON_FRAME = re.compile(r"\s*" + _PYTHON_FRAME.pattern)
 _LIBRARY_FILE = re.compile(r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]|^<")
 _WRITTEN_DTYPE = re.compile(
     r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
@@ -266,13 +269,14 @@ _WRITTEN_DTYPE = re.compile(
 def user_frame(lines: Sequence[str]) -> UserFrame | None:
     """The user's frame nearest the error that writes a dtype, else the nearest one."""
     frames = []
-    for number, text in enumerate(lines):
-        found = _PYTHON_FRAME.match(text)
-        if found is None or _LIBRARY_FILE.search(found["file"]):
+    for number, found in indented_matches(_PYTHON_FRAME, "\n".join(lines)):
+        if _LIBRARY_FILE.search(found["file"]):
             continue
         following = lines[number + 1] if number + 1 < len(lines) else ""
         source = (
-            following.strip() if following.strip() and not _PYTHON_FRAME.match(following) else None
+            following.strip()
+            if following.strip() and not _INDENTED_PYTHON_FRAME.match(following)
+            else None
         )
         frames.append(UserFrame(found["file"], int(found["line"]), source, _written_dtype(source)))
     writing = [frame for frame in frames if frame.dtype is not None]

@@ -1,0 +1,50 @@
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.matching import frames, values
+from app.matching.frames import FrameIndex
+from app.matching.scan import indented_matches
+
+from .catalog import TRACEBACK_LINES
+
+LINES = [
+    *TRACEBACK_LINES,
+    '  File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants',
+    '\t File "/x/jax/_src/pallas/mosaic_gpu/lowering.py", line 1285, in lower_jaxpr',
+    "  File ~/src/jax/jax/_src/pallas/core.py:770, in check_invariants(self)",
+    '  File "C:\\\\x\\\\jax\\\\_src\\\\pallas\\\\core.py", line 9, in f',
+    'x File "/x/jax/_src/pallas/core.py", line 770, in check_invariants',
+    'File "/x/jax/_src/pallas/core.py", line 770, in check_invariants File "a", line 1, in g',
+    '  File "user.py", line 3, in <module>',
+    '\u00a0 File "/x/jax/_src/pallas/core.py", line 1, in f',
+]
+PASTES = st.lists(st.sampled_from(LINES), max_size=30)
+
+
+@given(PASTES)
+def test_one_search_finds_the_frames_matching_line_by_line_does(lines: list[str]) -> None:
+    for pattern in (frames._FRAME, values._PYTHON_FRAME):
+        indented = re.compile(r"\s*" + pattern.pattern)
+        expected = [
+            (number, found.groupdict())
+            for number, line in enumerate(lines)
+            if (found := indented.match(line)) is not None
+        ]
+        searched = indented_matches(pattern, "\n".join(lines))
+        assert [(number, found.groupdict()) for number, found in searched] == expected
+
+
+@given(PASTES, st.sets(st.integers(0, 29)))
+def test_the_jax_frames_are_those_of_the_chosen_lines(lines: list[str], chosen: set[int]) -> None:
+    index = FrameIndex.load()
+    expected = [
+        frame
+        for number in sorted(chosen)
+        if number < len(lines)
+        and (found := frames._INDENTED_FRAME.match(lines[number])) is not None
+        and (frame := index._frame(found, number)) is not None
+    ]
+    assert index.frames(lines, chosen) == expected
+    assert any(frame.file.startswith("jax/") for frame in index.frames(LINES, range(len(LINES))))
