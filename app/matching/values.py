@@ -259,7 +259,10 @@ def _memref_texts(line: str) -> list[str]:
 # The indent before it is left to the caller (``indented_matches``).
 _PYTHON_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)')
 _INDENTED_PYTHON_FRAME = re.compile(r"\s*" + _PYTHON_FRAME.pattern)
-_LIBRARY_FILE = re.compile(r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]|^<")
+_LIBRARY = r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]"
+# A frame of the user's own file: none in ``_LIBRARY``, none of Python's ``<string>``. Most
+# of a traceback's frames are libraries', and the search passes them without a match each.
+_USER_FRAME = re.compile(rf'File "(?!<)(?![^"\n]*{_LIBRARY})(?P<file>[^"\n]+)", line (?P<line>\d+)')
 _WRITTEN_DTYPE = re.compile(
     r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
     r"|\bdtype\s*=\s*['\"](?P<quoted>\w+)['\"]"
@@ -269,9 +272,7 @@ _WRITTEN_DTYPE = re.compile(
 def user_frame(lines: Sequence[str]) -> UserFrame | None:
     """The user's frame nearest the error that writes a dtype, else the nearest one."""
     frames = []
-    for number, found in indented_matches(_PYTHON_FRAME, "\n".join(lines)):
-        if _LIBRARY_FILE.search(found["file"]):
-            continue
+    for number, found in indented_matches(_USER_FRAME, "\n".join(lines)):
         following = lines[number + 1] if number + 1 < len(lines) else ""
         source = (
             following.strip()

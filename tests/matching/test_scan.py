@@ -18,6 +18,9 @@ LINES = [
     'x File "/x/jax/_src/pallas/core.py", line 770, in check_invariants',
     'File "/x/jax/_src/pallas/core.py", line 770, in check_invariants File "a", line 1, in g',
     '  File "user.py", line 3, in <module>',
+    '  File "<string>", line 3, in <module>',
+    '  File "/home/me/python3.11/site-packages-not/x.py", line 3, in f',
+    '  File "/usr/lib/python3.11/json/x.py", line 3, in f',
     '\u00a0 File "/x/jax/_src/pallas/core.py", line 1, in f',
 ]
 PASTES = st.lists(st.sampled_from(LINES), max_size=30)
@@ -34,6 +37,19 @@ def test_one_search_finds_the_frames_matching_line_by_line_does(lines: list[str]
         ]
         searched = indented_matches(pattern, "\n".join(lines))
         assert [(number, found.groupdict()) for number, found in searched] == expected
+
+
+@given(PASTES)
+def test_the_users_frames_are_the_frames_of_no_library(lines: list[str]) -> None:
+    expected = [
+        (number, found["file"], found["line"])
+        for number, line in enumerate(lines)
+        if (found := values._INDENTED_PYTHON_FRAME.match(line)) is not None
+        and not re.search(values._LIBRARY, found["file"])
+        and not found["file"].startswith("<")
+    ]
+    searched = indented_matches(values._USER_FRAME, "\n".join(lines))
+    assert [(number, found["file"], found["line"]) for number, found in searched] == expected
 
 
 @given(PASTES, st.sets(st.integers(0, 29)))
