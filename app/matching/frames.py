@@ -194,7 +194,7 @@ class FrameIndex:
     def frames(self, lines: Sequence[str], numbers: Collection[int]) -> list[Frame]:
         """The frames among ``lines[numbers]`` whose file is one with mined sites."""
         found = []
-        for number, match in indented_matches(_FRAME, "\n".join(lines)):
+        for number, match in indented_matches(_FRAME, lines):
             if number in numbers:
                 frame = self._frame(match, number)
                 if frame is not None:

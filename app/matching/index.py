@@ -19,8 +19,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from itertools import accumulate, repeat
-from operator import add
 from typing import Any, overload
 
 import ahocorasick_rs
@@ -34,6 +32,7 @@ from app.matching.regex_syntax import (
     render,
     required_literals,
 )
+from app.matching.scan import line_starts
 from app.matching.templates import PatternError, compile_bounded, compile_pattern
 
 # A literal shorter than this would make its pattern a candidate for nearly every line.
@@ -353,7 +352,7 @@ class _Keys:
         if len(joined) != sum(map(len, texts)) + len(texts) - 1:  # "İ" lowers to two
             pieces = [text.lower() for text in texts]
             joined = "\n".join(pieces)
-        starts = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=0))
+        starts = line_starts(pieces)
         for key_id, _, end in self._automaton.find_matches_as_indexes(joined, overlapping=True):
             yield bisect.bisect_right(starts, end - 1) - 1, key_id
 

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
+from app.matching.scan import line_starts, lines_holding
+
 MAX_PASTE_BYTES = 1 << 20
 # Share of control characters above which a paste is treated as binary, not text.
 MAX_CONTROL_SHARE = 0.1
@@ -114,6 +116,9 @@ _MAY_START_A_PREFIX = re.compile(_MAY_START)
 _MAY_START_A_PREFIX_AFTER_BREAK = re.compile(r"\n" + _MAY_START)  # a literal first: fast
 # Text without either of these has no ANSI code anywhere (each ``_ANSI`` branch needs one).
 _ANSI_BRACKET = re.compile(r"\[\d{1,3}[;m]")
+# The characters some markup needs: ``_clean_line`` does nothing more to a plain line
+# without one.
+_MARKUP_CHARACTERS = "*<`&~"
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _UNPRINTABLE_BYTES = _CONTROL_BYTES + b"\t"  # line breaks aside
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
@@ -170,9 +175,8 @@ def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
     cleaned: list[str | None] = [raw.rstrip() for raw in original]
     for number in _may_start_a_prefix(text):
         cleaned[number] = _strip_prefixes(original[number].rstrip())
-    for number, raw in enumerate(original):
-        if "*" in raw or "<" in raw or "`" in raw or "&" in raw or "~" in raw:
-            cleaned[number] = _clean_line(raw, False, False)
+    for number in lines_holding(_MARKUP_CHARACTERS, text, line_starts(original)):
+        cleaned[number] = _clean_line(original[number], False, False)
     if None not in cleaned:  # no line was only a code fence
         lines = cast("list[str]", cleaned)
         return NormalizedPaste(tuple(lines), tuple(range(1, len(lines) + 1)), original)

@@ -18,12 +18,12 @@ layout (``---> 14`` arrows, ``Cell In[3], line 14``, frames separated by blank l
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache
-from itertools import accumulate, repeat
-from operator import add
+
+from app.matching.scan import line_starts, lines_holding
 
 # Wrappers whose message is another exception's "<Class>: <msg>".
 ANNOUNCING_WRAPPERS = frozenset({"JaxStackTraceBeforeTransformation", "UnfilteredStackTrace"})
@@ -167,9 +167,9 @@ class _Reader:
         self.lines = lines
         self.text = "\n".join(lines) + "\n"
         # Where each line starts in ``text``, and where the text ends.
-        self.starts = list(accumulate(map(add, map(len, lines), repeat(1)), initial=0))
+        self.starts = line_starts(lines)
         # The lines holding a stop word, where every bulk pass ends.
-        self.stops = _lines_holding(_STOP_WORDS, self.text, self.starts)
+        self.stops = lines_holding(_STOP_WORDS, self.text, self.starts)
         self.found: list[ExceptionRecord] = []
         self.structure: set[int] = set()
         self.chain = -1
@@ -331,18 +331,6 @@ def _frames_run(header_indent: int) -> re.Pattern[str]:
     """A run of lines inside a traceback whose header is indented by ``header_indent``."""
     deeper = f"[ ]{{{header_indent + 1}}}"
     return re.compile(rf"(?:(?:{deeper}[^\n]*|[^\S\n]*|(?:{_FRAME_PATTERN})[^\n]*)\n)*")
-
-
-def _lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> list[int]:
-    """The numbers of the lines of ``text`` (starting at ``starts``) holding any of ``words``."""
-    numbers: set[int] = set()
-    for word in words:
-        found = text.find(word)
-        while found != -1:
-            line = bisect_right(starts, found) - 1
-            numbers.add(line)
-            found = text.find(word, starts[line + 1])
-    return sorted(numbers)
 
 
 def find_truncation(text: str) -> re.Match[str] | None:

@@ -272,7 +272,7 @@ _WRITTEN_DTYPE = re.compile(
 def user_frame(lines: Sequence[str]) -> UserFrame | None:
     """The user's frame nearest the error that writes a dtype, else the nearest one."""
     frames = []
-    for number, found in indented_matches(_USER_FRAME, "\n".join(lines)):
+    for number, found in indented_matches(_USER_FRAME, lines):
         following = lines[number + 1] if number + 1 < len(lines) else ""
         source = (
             following.strip()

@@ -35,7 +35,7 @@ def test_one_search_finds_the_frames_matching_line_by_line_does(lines: list[str]
             for number, line in enumerate(lines)
             if (found := indented.match(line)) is not None
         ]
-        searched = indented_matches(pattern, "\n".join(lines))
+        searched = indented_matches(pattern, lines)
         assert [(number, found.groupdict()) for number, found in searched] == expected
 
 
@@ -48,7 +48,7 @@ def test_the_users_frames_are_the_frames_of_no_library(lines: list[str]) -> None
         and not re.search(values._LIBRARY, found["file"])
         and not found["file"].startswith("<")
     ]
-    searched = indented_matches(values._USER_FRAME, "\n".join(lines))
+    searched = indented_matches(values._USER_FRAME, lines)
     assert [(number, found["file"], found["line"]) for number, found in searched] == expected
 
 
