@@ -306,13 +306,15 @@ class FrameIndex:
         masks: list[int] = []
         seen: set[str] = set()
         for frame in self.frames(lines, frame_lines):
+            text = f"{frame.file}:{frame.line} {frame.function}"
+            if text in seen:  # a frame printed again (recursion) tells nothing new
+                continue
             mask = 0
             for _site, site_mask in self.sites_at(frame):
                 mask |= site_mask
             kind = "frame" if mask else "function"
             mask = mask or self.functions.get((frame.file, frame.function), 0)
-            text = f"{frame.file}:{frame.line} {frame.function}"
-            if mask and text not in seen:  # a frame printed again (recursion) tells nothing new
+            if mask:
                 seen.add(text)
                 masks.append(mask)
                 line = origins[frame.paste_line] if origins else frame.paste_line

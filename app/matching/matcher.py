@@ -348,18 +348,23 @@ def _in_loose_lines(
     candidates += wrapped
     found.update(n for c in wrapped for n in (c.line, c.line + 1))
     cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
-    markers = may_be_truncated("\n".join(lines[n] for n in loose))
+    markers = may_be_truncated("\n".join([lines[n] for n in loose]))
+    last = len(lines) - 1
     for line in loose:
         if line in found:
             continue
-        cut = find_truncation(lines[line]) if markers else None
+        text = lines[line]
+        cut = find_truncation(text) if markers else None
         if cut is not None:
-            cuts.append((line, lines[line][: cut.start()].strip(), True))
+            cuts.append((line, text[: cut.start()].strip(), True))
             continue
-        if _ends_a_paragraph(lines, line) or len(lines[line]) in TERMINAL_WIDTHS:
-            cuts.append((line, lines[line].strip(), False))
-        if "`" in lines[line]:
-            cuts.extend((line, span, False) for span in _CODE_SPAN.findall(lines[line]))
+        # A line ending a paragraph (nothing follows it before a blank line) is where a
+        # message copied in part ends; a line inside a run of log lines is whole unless it
+        # says it was cut.
+        if line == last or not lines[line + 1].strip() or len(text) in TERMINAL_WIDTHS:
+            cuts.append((line, text.strip(), False))
+        if "`" in text:
+            cuts.extend((line, span, False) for span in _CODE_SPAN.findall(text))
     for hit in index.search_truncated_in([text for _, text, _ in cuts]):
         line, text, marked = cuts[hit.text]
         seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
@@ -412,12 +417,6 @@ def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
     written."""
     literal = sum(map(len, index.literals(entry)))
     return 0 < literal < LOOSE_MIN_LITERAL
-
-
-def _ends_a_paragraph(lines: Sequence[str], line: int) -> bool:
-    """Whether nothing follows the line before a blank line: where a message copied in
-    part ends. A line inside a run of log lines is whole unless it says it was cut."""
-    return line + 1 >= len(lines) or not lines[line + 1].strip()
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
