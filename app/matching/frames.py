@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -104,8 +104,7 @@ class RaisePoint:
     reason: str
 
 
-@dataclass(frozen=True)
-class Frame:
+class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     file: str  # from ``jax/`` or ``jaxlib/`` on
     line: int
     function: str
@@ -222,36 +221,46 @@ class FrameIndex:
         if found is None:
             return []
         frame, source = found
-        ranked: list[tuple[int, RaisePoint]] = []
-        fallback: list[tuple[int, RaisePoint]] = []
+        on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
+        for number, mask in self._lines[frame.file].get(str(frame.line), ()):
+            on_line[number] = on_line.get(number, 0) + mask
+        ranked: list[tuple[int, int, bool]] = []  # rank, site, whether its assert's condition
+        fallback: list[tuple[int, int, bool]] = []
         for number in self._function_sites.get((frame.file, frame.function), ()):
             site = self.sites[number]
-            placed = self._lines[frame.file].get(str(frame.line), ())
-            mask = sum(m for n, m in placed if n == number)
             same_class = site.error_class == short_class
             asserted = site.kind == "assert" and _same_condition(site.condition, source)
-            reasons = []
-            if mask:
-                reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
-            if asserted:
-                reasons.append("the frame's source line is this assert's condition")
-            point = RaisePoint(
-                site.record_id,
-                frame.file,
-                frame.function,
-                frame.line,
-                self.names(mask),
-                frame.paste_line,
-                "; ".join(reasons) or f"this function raises {short_class} here",
-            )
+            mask = on_line.get(number, 0)
             rank = 2 * bool(mask) + 2 * asserted + same_class
             if mask or asserted:
-                ranked.append((rank, point))
+                ranked.append((rank, number, asserted))
             elif same_class:
-                fallback.append((rank, point))
+                fallback.append((rank, number, asserted))
         chosen = ranked or fallback
-        chosen.sort(key=lambda pair: -pair[0])
-        return [point for _, point in chosen]
+        chosen.sort(key=lambda item: -item[0])
+        return [
+            self._raise_point(number, frame, on_line.get(number, 0), asserted, short_class)
+            for _, number, asserted in chosen
+        ]
+
+    def _raise_point(
+        self, number: int, frame: Frame, mask: int, asserted: bool, short_class: str
+    ) -> RaisePoint:
+        """Site ``number`` as the frame points at it, saying why."""
+        reasons = []
+        if mask:
+            reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
+        if asserted:
+            reasons.append("the frame's source line is this assert's condition")
+        return RaisePoint(
+            self.sites[number].record_id,
+            frame.file,
+            frame.function,
+            frame.line,
+            self.names(mask),
+            frame.paste_line,
+            "; ".join(reasons) or f"this function raises {short_class} here",
+        )
 
     @cached_property
     def _function_sites(self) -> dict[tuple[str, str], list[int]]:
