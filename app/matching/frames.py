@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -375,18 +374,31 @@ class FrameIndex:
 
 
 def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
-    """The releases most frames agree with, and how many frames agree with them."""
+    """The releases most frames agree with, and how many frames agree with them.
+
+    Each release's count is kept in binary across bit planes (plane ``k`` holds bit ``k``
+    of every release's count), so a frame's mask is added with a carry through a few
+    planes instead of a step per release.
+    """
     if not masks:
         return everything, 0
-    counts: dict[int, int] = {}
-    for mask, frames in Counter(masks).items():  # a long traceback repeats a few masks
-        bits = mask
-        while bits:
-            low = bits & -bits
-            counts[low] = counts.get(low, 0) + frames
-            bits ^= low
-    top = max(counts.values())
-    return sum(bit for bit, count in counts.items() if count == top), top
+    planes: list[int] = []
+    named = 0  # releases some frame names
+    for mask in masks:
+        named |= mask
+        carry = mask
+        for k, plane in enumerate(planes):
+            planes[k], carry = plane ^ carry, plane & carry
+            if not carry:
+                break
+        if carry:
+            planes.append(carry)
+    best, top = named, 0
+    for k in reversed(range(len(planes))):  # the highest count, its bits from the top down
+        if best & planes[k]:
+            best &= planes[k]
+            top |= 1 << k
+    return best, top
 
 
 def _same_condition(condition: str, source: str) -> bool:

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key
-from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, build_frame_index
+from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, _most_agreed, build_frame_index
 from app.matching.matcher import match_paste
 
 from .catalog import TRACEBACKS, catalog_index, fixture_text
@@ -138,3 +140,11 @@ def test_the_source_link_is_that_releases() -> None:
     oldest = facts["releases"][0]
     url = FrameIndex.load().source_url("225d0e9c2ee22311", oldest["release"])
     assert url == oldest["githubUrl"]
+
+
+@given(st.lists(st.integers(1, (1 << 29) - 1), max_size=60))
+def test_the_releases_most_frames_agree_with_are_counted_exactly(masks: list[int]) -> None:
+    counts = {bit: sum(mask >> bit & 1 for mask in masks) for bit in range(29)}
+    top = max(counts.values(), default=0)
+    expected = sum(1 << bit for bit, count in counts.items() if count == top) if masks else 7
+    assert _most_agreed(masks, 7) == (expected, top)
