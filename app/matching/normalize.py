@@ -226,7 +226,7 @@ def _decode(paste: str | bytes) -> _Decoded:
     plain = False
     if not ansi and paste.isascii():
         unprintable = len(paste) - len(paste.translate(None, _UNPRINTABLE_BYTES))
-        controls = unprintable - paste.count(b"\t")
+        controls = unprintable - paste.count(b"\t") if unprintable else 0
         plain = unprintable == 0
     else:
         controls = len(_CONTROL.findall(visible))

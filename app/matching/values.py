@@ -261,8 +261,11 @@ _PYTHON_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)')
 _INDENTED_PYTHON_FRAME = re.compile(r"\s*" + _PYTHON_FRAME.pattern)
 _LIBRARY = r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]"
 # A frame of the user's own file: none in ``_LIBRARY``, none of Python's ``<string>``. Most
-# of a traceback's frames are libraries', and the search passes them without a match each.
-_USER_FRAME = re.compile(rf'File "(?!<)(?![^"\n]*{_LIBRARY})(?P<file>[^"\n]+)", line (?P<line>\d+)')
+# of a traceback's frames are libraries': the search passes them without a match each, and
+# its lazy lookahead finds a library's marker early in the path.
+_USER_FRAME = re.compile(
+    rf'File "(?!<)(?![^"\n]*?{_LIBRARY})(?P<file>[^"\n]+)", line (?P<line>\d+)'
+)
 _WRITTEN_DTYPE = re.compile(
     r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
     r"|\bdtype\s*=\s*['\"](?P<quoted>\w+)['\"]"
