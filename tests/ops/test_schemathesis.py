@@ -26,14 +26,15 @@ from tests.conftest import ADMIN_TOKEN, POSTGRES_ADMIN_URL, SEED_DIR, _require_p
 # These read their body raw, as a paste or a document in any of several formats: whatever
 # bytes arrive are text, so there is no "schema-violating" body for them to reject.
 RAW_BODIES = {("POST", "/api/match"), ("POST", "/api/import")}
-# What the engine reads from a dtype's name or a shape's text, and which JAX releases it
-# models (``jaxVersion``), no JSON Schema can say: those values are checked beyond the
+# What the engine reads from a dtype's name, a shape's text or a GPU's name, and which JAX
+# releases it models (``jaxVersion``), no JSON Schema can say: those values are checked beyond the
 # document (a 422 naming the field), so a schema-valid request may rightly be refused there.
 CHECKED_BEYOND_THE_SCHEMA = {
     ("POST", "/api/match"),
     ("POST", "/api/compute"),
     ("POST", "/api/compute/batch"),
     ("POST", "/api/compute/sweep"),
+    ("POST", "/api/compute/smem-budget"),
 }
 # Examples per operation: enough to find the edges, small enough for the suite to stay fast.
 EXAMPLES = 25
