@@ -88,24 +88,28 @@ _BLOCK = re.compile(r"BlockSpec\(\s*(?:block_shape\s*=\s*)?\(\s*(\d+(?:\s*,\s*\d
 _DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)")
 
 
-# Every report names its memory with one of these words: lines without one are not tried.
+# Every report names its memory with one of these words: only the lines holding one are read.
 _REPORT_WORDS = re.compile(r"memory|vmem")
 
 
 def find_overflows(text: str) -> list[MemoryOverflow]:
     """Every line of ``text`` that reports a kernel over its on-chip memory, in order."""
     found: list[MemoryOverflow] = []
-    if _REPORT_WORDS.search(text) is None:  # nearly every paste: one scan, no line split
-        return found
-    for number, line in enumerate(text.splitlines(), start=1):
-        if _REPORT_WORDS.search(line) is None:
+    read_until = 0  # where the last line read ends
+    for word in _REPORT_WORDS.finditer(text):  # one C-level scan; nearly every paste: none
+        if word.start() < read_until:  # another word on a line already read
             continue
+        start = text.rfind("\n", 0, word.start()) + 1
+        end = text.find("\n", word.end())
+        read_until = len(text) if end < 0 else end
+        line = text[start:read_until]
         for backend, memory, pattern, read in _COMPILED:
             hit = pattern.search(line)
             if hit is None:
                 continue
             requested, exact = read(hit["requested"])
             limit, _ = read(hit["limit"])
+            number = text.count("\n", 0, word.start()) + 1
             found.append(MemoryOverflow(number, backend, memory, requested, limit, exact))
             break
     return found

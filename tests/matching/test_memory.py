@@ -1,0 +1,31 @@
+"""Reports of a kernel over its on-chip memory, found on whichever line they stand."""
+
+from __future__ import annotations
+
+from app.matching.memory import find_overflows
+
+SMEM = (
+    "Mosaic GPU kernel exceeds available shared memory: smem_bytes=262160 > max_smem_bytes=232448"
+)
+VMEM = "Ran out of memory in memory space vmem while allocating. Used 18.50M of 16.00M vmem."
+
+
+def test_each_report_is_read_once_with_its_line_number() -> None:
+    paste = "\n".join(
+        [
+            "I0101 12:00:00 launching kernel",
+            "memory report follows",  # names memory, reports nothing
+            f"ValueError: {SMEM}",
+            "",
+            VMEM,  # three report words on one line: read once
+        ]
+    )
+    found = find_overflows(paste)
+    assert [(o.line_number, o.backend, o.requested, o.limit) for o in found] == [
+        (3, "mosaic_gpu", 262160, 232448),
+        (5, "tpu", round(18.5 * 2**20), 16 * 2**20),
+    ]
+
+
+def test_a_paste_that_never_names_memory_has_no_report() -> None:
+    assert find_overflows("smem_bytes=262160 > max_smem_bytes=232448\n" * 3) == []
