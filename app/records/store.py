@@ -9,13 +9,17 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from operator import itemgetter
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, delete, func, insert, or_, select, update
+import orjson
+from psycopg import sql as pgsql
+from sqlalchemy import JSON, Select, Table, delete, func, insert, or_, select, update
 from sqlalchemy import text as sql
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
 
+from app.db import json_text
 from app.errors import InvalidInput, NotFound, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
 from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
@@ -372,12 +376,12 @@ class RecordStore:
     def _write_rows(
         self, rows: dict[str, tuple[dict[str, Any], list[str]]], added: set[str]
     ) -> None:
-        """New rows inserted and stored ones updated, each in one batched statement (ORM
-        bulk, without loading any row); their tags replaced."""
+        """New rows appended and stored ones updated (ORM bulk, without loading any row);
+        their tags replaced."""
         inserts = [columns for record_id, (columns, _) in rows.items() if record_id in added]
         updates = [columns for record_id, (columns, _) in rows.items() if record_id not in added]
-        if inserts:  # plain Core: the ORM's bulk insert costs more than the statement
-            self.session.execute(insert(_RECORDS), inserts)
+        if inserts:
+            self._append(_RECORDS, inserts)
         if updates:
             self.session.execute(update(RecordRow), updates)
             for start in range(0, len(updates), LOOKUP_CHUNK):
@@ -389,9 +393,41 @@ class RecordStore:
             for tag in record_tags
         ]
         if tags:
-            self.session.execute(insert(_TAGS), tags)
+            self._append(_TAGS, tags)
         # Rows this session may hold were written behind its back.
         self.session.expire_all()
+
+    def _append(self, table: Table, rows: list[dict[str, Any]]) -> None:
+        """Insert ``rows`` (each with the same columns) in primary-key order: one COPY on
+        PostgreSQL, one executemany of the driver on SQLite.
+
+        Through SQLAlchemy, PostgreSQL ran one INSERT per row (100,000 records and their
+        400,000 tags: 40 s), and both spent seconds preparing each row's parameters; in key
+        order, SQLite appends to its primary-key indexes instead of splitting their pages.
+        """
+        names = [column.name for column in table.columns if column.name in rows[0]]
+        encoded = [name for name in names if isinstance(table.c[name].type, JSON)]
+        row_values = itemgetter(*names)
+        ordered = sorted(rows, key=itemgetter(*(column.name for column in table.primary_key)))
+        values = [
+            row_values({**row, **{name: json_text(row[name]) for name in encoded}})
+            for row in ordered
+        ]
+        connection = self.session.connection()
+        cursor = connection.connection.cursor()
+        try:
+            if connection.dialect.name == "postgresql":
+                copy_rows = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+                    pgsql.Identifier(table.name), pgsql.SQL(", ").join(map(pgsql.Identifier, names))
+                )
+                with cursor.copy(copy_rows) as copy:
+                    for value in values:
+                        copy.write_row(value)
+            else:
+                insert_rows = insert(table).compile(dialect=connection.dialect, column_keys=names)
+                cursor.executemany(str(insert_rows), values)
+        finally:
+            cursor.close()
 
     def upsert_annotation(self, annotation: ValidAnnotation) -> Outcome:
         """Insert or replace by record id, part by part: the ``mined`` part (written by the
@@ -483,8 +519,14 @@ def _waited_for_a_writer(exc: OperationalError) -> bool:
 
 
 def _content_hash(document: dict[str, Any], dataset_version: str | None) -> str:
-    canonical = json.dumps([document, dataset_version], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    """SHA-256 of the document and its version as JSON with sorted keys, by orjson (the
+    standard library's encoder took 2.7 s of an import of 100,000 records); an integer
+    past 64 bits, which orjson refuses, falls back to the standard library."""
+    try:
+        canonical = orjson.dumps([document, dataset_version], option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        canonical = json.dumps([document, dataset_version], sort_keys=True).encode()
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def _is_older(incoming: str | None, stored: str | None) -> bool:

@@ -80,6 +80,31 @@ def test_unknown_fields_are_kept(session_factory: Factory) -> None:
     }
 
 
+def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: Factory) -> None:
+    items = [
+        record(
+            id=f"batch-{letter}",
+            documentation=f"Doc {letter}",
+            tags=["pallas", f"t{letter}", "pallas"],
+            retired=letter == "b",
+            huge=2**70,  # past 64 bits: kept whole
+        )
+        for letter in "cab"
+    ]
+    run(session_factory, "\n".join(json.dumps(item) for item in items))
+    with session_factory() as session:
+        store = RecordStore(session)
+        for item in items:
+            row = store.get(item["id"])
+            assert row.document["huge"] == 2**70
+            assert row.retired is item["retired"]
+            assert sorted(tag.tag for tag in row.tags) == sorted({"pallas", *item["tags"]})
+            assert row.search_text == f"{item['errorMessage']}\n{item['documentation']}".lower()
+            assert row.slug == "got-bytes-of-warpgroup-size"
+            assert row.store_version == store.version()
+            assert row.updated_at is not None
+
+
 def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) -> None:
     item = record()
     run(session_factory, json.dumps(item))
