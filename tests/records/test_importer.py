@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import uuid
@@ -103,6 +104,16 @@ def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: 
             assert row.slug == "got-bytes-of-warpgroup-size"
             assert row.store_version == store.version()
             assert row.updated_at is not None
+
+
+def test_the_garbage_collector_runs_again_after_an_import_good_or_refused(
+    session_factory: Factory,
+) -> None:
+    run(session_factory, json.dumps(record()))
+    assert gc.isenabled()
+    with pytest.raises(ImportFailed):
+        run(session_factory, json.dumps(record(id="bad id!")))
+    assert gc.isenabled()
 
 
 def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) -> None:
