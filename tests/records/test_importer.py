@@ -106,6 +106,24 @@ def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: 
             assert row.updated_at is not None
 
 
+def test_a_changed_record_replaces_its_row_and_its_tags(session_factory: Factory) -> None:
+    item = record(tags=["old", "kept"], severity="error")
+    untouched = record(tags=["old"])
+    run(session_factory, "\n".join(json.dumps(each) for each in (item, untouched)))
+    changed = {**item, "tags": ["kept", "new"], "severity": "warning"}
+    assert run(session_factory, "\n".join(json.dumps(each) for each in (changed, untouched))) == {
+        "added": 0,
+        "updated": 1,
+        "unchanged": 1,
+    }
+    with session_factory() as session:
+        store = RecordStore(session)
+        row = store.get(item["id"])
+        assert sorted(tag.tag for tag in row.tags) == ["kept", "new"]
+        assert (row.severity, row.document["severity"]) == ("warning", "warning")
+        assert [tag.tag for tag in store.get(untouched["id"]).tags] == ["old"]
+
+
 def test_the_garbage_collector_runs_again_after_an_import_good_or_refused(
     session_factory: Factory,
 ) -> None:
