@@ -384,8 +384,9 @@ class RecordStore:
     ) -> None:
         """Stored rows that changed are deleted (their tags with them, by the foreign key)
         and appended again with the new ones: one COPY on PostgreSQL, where an UPDATE per
-        row took 29 s for 100,000 changed records."""
-        replaced = [record_id for record_id in rows if record_id not in added]
+        row took 29 s for 100,000 changed records. Deleted in key order, as SQLite deletes
+        them three times faster."""
+        replaced = sorted(record_id for record_id in rows if record_id not in added)
         for start in range(0, len(replaced), LOOKUP_CHUNK):
             chunk = replaced[start : start + LOOKUP_CHUNK]
             self.session.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(chunk)))
@@ -401,21 +402,21 @@ class RecordStore:
         self.session.expire_all()
 
     def _append(self, table: Table, rows: list[dict[str, Any]]) -> None:
-        """Insert ``rows`` (each with the same columns) in primary-key order: one COPY on
-        PostgreSQL, one executemany of the driver on SQLite.
+        """Insert ``rows`` (each with the same columns; their JSON columns are encoded in
+        place) in primary-key order: one COPY on PostgreSQL, one executemany of the driver
+        on SQLite.
 
         Through SQLAlchemy, PostgreSQL ran one INSERT per row (100,000 records and their
         400,000 tags: 40 s), and both spent seconds preparing each row's parameters; in key
         order, SQLite appends to its primary-key indexes instead of splitting their pages.
         """
         names = [column.name for column in table.columns if column.name in rows[0]]
-        encoded = [name for name in names if isinstance(table.c[name].type, JSON)]
-        row_values = itemgetter(*names)
+        for name in names:
+            if isinstance(table.c[name].type, JSON):
+                for row in rows:
+                    row[name] = json_text(row[name])
         ordered = sorted(rows, key=itemgetter(*(column.name for column in table.primary_key)))
-        values = [
-            row_values({**row, **{name: json_text(row[name]) for name in encoded}})
-            for row in ordered
-        ]
+        values = list(map(itemgetter(*names), ordered))
         connection = self.session.connection()
         cursor = connection.connection.cursor()
         try:
