@@ -320,7 +320,8 @@ class RecordStore:
         self, records: Sequence[tuple[ValidRecord, str | None]], *, keep_newer: bool = True
     ) -> list[Outcome]:
         """``upsert`` of each record, in order, in a few statements: one lookup of what is
-        stored per ``LOOKUP_CHUNK`` ids, then one batched insert and one batched update.
+        stored per ``LOOKUP_CHUNK`` ids, a delete of the changed rows per ``LOOKUP_CHUNK``,
+        then one append of every new row and one of their tags.
 
         A file of 100,000 records written one ORM row at a time spent most of its minutes in
         per-row statements. A record repeated in ``records`` is compared with its earlier copy.
