@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import re2
@@ -39,6 +40,8 @@ _ARITHMETIC = re.compile(r"[-+*/%]|\b(?:len|sum|prod|int)\s*\(")
 _NOISE_WORDS = frozenset({"self", "math", "np", "jnp", "utils", "fa", "mgpu"})
 _SPECIAL_CHAR = re.compile(r"[\\.^$|?*+()\[\]{}]")
 _BRACE = re.compile(r"[{}]")
+# A field holding no quote, bracket or brace ends at the next "}" (``{x.shape}``, ``{bytes=}``).
+_PLAIN_FIELD = re.compile(r"\{[^{}()\[\]'\"]*\}")
 MAX_GROUP_NAME = 40
 
 
@@ -163,13 +166,17 @@ def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]
 
 def _field_end(template: str, start: int) -> int:
     """Index of the ``}`` closing the field opened at ``start``, or -1."""
+    if (plain := _PLAIN_FIELD.match(template, start)) is not None:
+        return plain.end() - 1
     for i, char, depth in _outside_strings(template, start + 1):
         if char == "}" and depth == 0:
             return i
     return -1
 
 
+@lru_cache(maxsize=4096)
 def _placeholder(field: str) -> Placeholder:
+    """The placeholder a field becomes; the same few fields recur across a whole dataset."""
     expression = _strip_format(field)
     self_documenting = bool(re.search(r"(?<![=!<>])=\s*$", expression))
     if self_documenting:

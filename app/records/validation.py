@@ -53,20 +53,21 @@ def validate_record(raw: object) -> ValidRecord:
     document = _object(raw, "record")
     check_storable(document)
     model = _parse(ErrorRecord, document)
-    derived: dict[str, str] = {}
+    # Derived values go into the document and into its model alike (the model is this
+    # call's own: set, not copied).
     if not model.slug:
         # The column's bound, which only a message transliterated very long could pass.
-        derived["slug"] = derive_slug(model.errorMessage)[:MAX_SLUG_CHARS]
+        model.slug = document["slug"] = derive_slug(model.errorMessage)[:MAX_SLUG_CHARS]
     if model.messagePattern:
         _check_pattern("messagePattern", model.messagePattern)
     else:
         try:
-            derived["messagePattern"] = derive_checked_pattern(model.errorMessage)
+            pattern = derive_checked_pattern(model.errorMessage)
         except PatternError as exc:
             raise RecordInvalid("messagePattern", str(exc)) from None
+        model.messagePattern = document["messagePattern"] = pattern
     _check_older_wordings(model.olderWordings)
-    document.update(derived)
-    return ValidRecord(document=document, model=model.model_copy(update=derived))
+    return ValidRecord(document=document, model=model)
 
 
 def validate_annotation(raw: object) -> ValidAnnotation:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shutil
 import uuid
@@ -78,6 +79,59 @@ def test_unknown_fields_are_kept(session_factory: Factory) -> None:
         "slug": "got-bytes-of-warpgroup-size",
         "messagePattern": derive_pattern(item["errorMessage"]),
     }
+
+
+def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: Factory) -> None:
+    items = [
+        record(
+            id=f"batch-{letter}",
+            documentation=f"Doc {letter}",
+            tags=["pallas", f"t{letter}", "pallas"],
+            retired=letter == "b",
+            huge=2**70,  # past 64 bits: kept whole
+        )
+        for letter in "cab"
+    ]
+    run(session_factory, "\n".join(json.dumps(item) for item in items))
+    with session_factory() as session:
+        store = RecordStore(session)
+        for item in items:
+            row = store.get(item["id"])
+            assert row.document["huge"] == 2**70
+            assert row.retired is item["retired"]
+            assert sorted(tag.tag for tag in row.tags) == sorted({"pallas", *item["tags"]})
+            assert row.search_text == f"{item['errorMessage']}\n{item['documentation']}".lower()
+            assert row.slug == "got-bytes-of-warpgroup-size"
+            assert row.store_version == store.version()
+            assert row.updated_at is not None
+
+
+def test_a_changed_record_replaces_its_row_and_its_tags(session_factory: Factory) -> None:
+    item = record(tags=["old", "kept"], severity="error")
+    untouched = record(tags=["old"])
+    run(session_factory, "\n".join(json.dumps(each) for each in (item, untouched)))
+    changed = {**item, "tags": ["kept", "new"], "severity": "warning"}
+    assert run(session_factory, "\n".join(json.dumps(each) for each in (changed, untouched))) == {
+        "added": 0,
+        "updated": 1,
+        "unchanged": 1,
+    }
+    with session_factory() as session:
+        store = RecordStore(session)
+        row = store.get(item["id"])
+        assert sorted(tag.tag for tag in row.tags) == ["kept", "new"]
+        assert (row.severity, row.document["severity"]) == ("warning", "warning")
+        assert [tag.tag for tag in store.get(untouched["id"]).tags] == ["old"]
+
+
+def test_the_garbage_collector_runs_again_after_an_import_good_or_refused(
+    session_factory: Factory,
+) -> None:
+    run(session_factory, json.dumps(record()))
+    assert gc.isenabled()
+    with pytest.raises(ImportFailed):
+        run(session_factory, json.dumps(record(id="bad id!")))
+    assert gc.isenabled()
 
 
 def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) -> None:
