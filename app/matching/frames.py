@@ -31,12 +31,10 @@ FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.j
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
-# The indent before it is matched by ``_INDENTED_FRAME``.
-_FRAME = re.compile(
-    r'File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
+_INDENTED_FRAME = re.compile(
+    r'\s*File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
 )
-_INDENTED_FRAME = re.compile(r"\s*" + _FRAME.pattern)
 _JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
@@ -245,7 +243,7 @@ class FrameIndex:
         return placed
 
     def _frame(self, match: re.Match[str], number: int) -> Frame | None:
-        """The frame a line matching ``_FRAME`` shows, if its file is one with mined sites."""
+        """The frame a line matching ``_INDENTED_FRAME`` shows, if its file has mined sites."""
         path = match["path"] or match["ipath"]
         file = self._file(path.replace("\\", "/"))
         if file is None:
