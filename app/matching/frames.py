@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -464,8 +464,10 @@ def _release_of(version: str) -> str | None:
     return release
 
 
-def _span(releases: Sequence[str]) -> str:
-    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise."""
+@lru_cache(maxsize=MAX_PATHS_KEPT)
+def _span(releases: tuple[str, ...]) -> str:
+    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise; remembered,
+    since a traceback's frames name the same few sets of releases."""
     order = list(release_commits())
     runs: list[list[str]] = []
     for release in sorted(releases, key=release_key):
