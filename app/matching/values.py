@@ -268,7 +268,7 @@ _WRITTEN_DTYPE = re.compile(
     r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
     r"|\bdtype\s*=\s*['\"](?P<quoted>\w+)['\"]"
 )
-MAX_FRAME_LINES_KEPT = 4096  # frame lines as printed, remembered with the user's frame each shows
+MAX_FRAME_LINES_KEPT = 4096  # frame and source lines remembered with what each shows
 
 
 def user_frame(lines: Sequence[str]) -> UserFrame | None:
@@ -297,8 +297,10 @@ def _users_file_and_line(text: str) -> tuple[str, int] | None:
     return None if found is None else (found["file"], int(found["line"]))
 
 
+@lru_cache(maxsize=MAX_FRAME_LINES_KEPT)
 def _written_dtype(source: str | None) -> str | None:
-    """The dtype a source line names, when it names exactly one."""
+    """The dtype a source line names, when it names exactly one; remembered, as the source
+    lines of a traceback's frames repeat."""
     if source is None:
         return None
     names = set()
