@@ -46,7 +46,8 @@ _VERSION = re.compile(
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.
 MAX_FRAME_TAIL = 6
-MAX_PATHS_KEPT = 4096  # paths as printed, remembered with the file each names
+# Paths and frame lines as printed, and sets of releases, each remembered with what it reads as.
+MAX_REMEMBERED = 4096
 # A printed source line must show this much of an assert's condition to be taken for it.
 MIN_CONDITION = 8
 
@@ -237,7 +238,7 @@ class FrameIndex:
             mask = mask or self.functions.get((frame.file, frame.function), 0)
             shown = f"{frame.file}:{frame.line} {frame.function}"
             placed = _PlacedFrame(frame.file, frame.line, frame.function, shown, kind, mask)
-        if len(self._placed) >= MAX_PATHS_KEPT:
+        if len(self._placed) >= MAX_REMEMBERED:
             self._placed.clear()
         self._placed[text] = placed
         return placed
@@ -335,7 +336,7 @@ class FrameIndex:
         if path in self._paths:
             return self._paths[path]
         self._paths[path] = None
-        if len(self._paths) > MAX_PATHS_KEPT:
+        if len(self._paths) > MAX_REMEMBERED:
             self._paths.clear()
         for start in (m.start(1) for m in re.finditer(r"(?:^|/)(jax(?:lib)?/)", path)):
             if path[start:] in self.files:
@@ -464,7 +465,7 @@ def _release_of(version: str) -> str | None:
     return release
 
 
-@lru_cache(maxsize=MAX_PATHS_KEPT)
+@lru_cache(maxsize=MAX_REMEMBERED)
 def _span(releases: tuple[str, ...]) -> str:
     """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise; remembered,
     since a traceback's frames name the same few sets of releases."""
