@@ -424,5 +424,6 @@ def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
     for record in merged:
         position = positions.get(record.chain, 0)
         positions[record.chain] = position + 1
-        numbered.append(replace(record, chain_position=position))
+        # Records are made with position 0: only the later ones of a chain need a copy.
+        numbered.append(record if position == 0 else replace(record, chain_position=position))
     return numbered
