@@ -65,8 +65,7 @@ class Site:
     message: str
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
     """One line of the paste that says which releases it comes from."""
 
     kind: str  # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version"
