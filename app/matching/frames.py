@@ -38,9 +38,10 @@ _INDENTED_FRAME = re.compile(
 _JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
-# It starts with its literal, so that ``re`` looks for "jax" and nothing else between.
+# It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
+# looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
 _VERSION = re.compile(
-    r"(?P<package>jax(?:lib)?)(?:[ _-]?version)?"
+    r"(?P<package>jax(?=[l _v=:\s-])(?:lib)?)(?:[ _-]?version)?"
     r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
