@@ -19,37 +19,36 @@ import json
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
 
 from app.knowledge.releases import release_commits, release_key, source_url
-from app.matching.scan import indented_matches
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
-# The indent before it is left to the caller (``indented_matches``).
-_FRAME = re.compile(
-    r'File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
+_INDENTED_FRAME = re.compile(
+    r'\s*File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
 )
-_INDENTED_FRAME = re.compile(r"\s*" + _FRAME.pattern)
 _JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
-# It starts with its literal, so that ``re`` looks for "jax" and nothing else between.
+# It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
+# looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
 _VERSION = re.compile(
-    r"(?P<package>jax(?:lib)?)(?:[ _-]?version)?"
+    r"(?P<package>jax(?=[l _v=:\s-])(?:lib)?)(?:[ _-]?version)?"
     r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.
 MAX_FRAME_TAIL = 6
-MAX_PATHS_KEPT = 4096  # paths as printed, remembered with the file each names
+# Paths and frame lines as printed, and sets of releases, each remembered with what it reads as.
+MAX_REMEMBERED = 4096
 # A printed source line must show this much of an assert's condition to be taken for it.
 MIN_CONDITION = 8
 
@@ -67,8 +66,7 @@ class Site:
     message: str
 
 
-@dataclass(frozen=True)
-class Evidence:
+class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
     """One line of the paste that says which releases it comes from."""
 
     kind: str  # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version"
@@ -110,6 +108,20 @@ class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     paste_line: int
 
 
+class _PlacedFrame(NamedTuple):
+    """A frame's line as the index reads it: the frame, and the releases it names."""
+
+    file: str
+    line: int
+    function: str
+    text: str  # "jax/_src/pallas/core.py:770 check_invariants"
+    kind: str  # "frame" (on a site's line) or "function" (elsewhere in one with sites)
+    mask: int  # the releases it names; none: a function without sites
+
+
+_UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
+
+
 class FrameIndex:
     """(file, line) → the sites there, per release; (file, function) → releases."""
 
@@ -127,6 +139,7 @@ class FrameIndex:
         self.files = frozenset(self._lines)
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
+        self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
 
     @classmethod
     def load(cls, path: Path = FRAME_INDEX_FILE) -> FrameIndex:
@@ -191,16 +204,47 @@ class FrameIndex:
 
     def frames(self, lines: Sequence[str], numbers: Collection[int]) -> list[Frame]:
         """The frames among ``lines[numbers]`` whose file is one with mined sites."""
+        return [
+            Frame(placed.file, placed.line, placed.function, number)
+            for number, placed in self._placed_frames(lines, numbers)
+        ]
+
+    def _placed_frames(
+        self, lines: Sequence[str], numbers: Collection[int]
+    ) -> list[tuple[int, _PlacedFrame]]:
+        """``frames``, each with what the index says of it, in paste order."""
+        placed = self._placed
         found = []
-        for number, match in indented_matches(_FRAME, lines):
-            if number in numbers:
-                frame = self._frame(match, number)
+        for number, text in enumerate(lines):
+            if "File " in text and number in numbers:
+                frame = placed.get(text, _UNREAD)
+                if frame is _UNREAD:
+                    frame = self._place(text)
                 if frame is not None:
-                    found.append(frame)
+                    found.append((number, frame))
         return found
 
+    def _place(self, text: str) -> _PlacedFrame | None:
+        """The frame a line shows if its file has mined sites, with the releases it names;
+        remembered by the line's text, since tracebacks repeat frames and pastes share JAX's."""
+        match = _INDENTED_FRAME.match(text)
+        frame = None if match is None else self._frame(match, 0)
+        placed = None
+        if frame is not None:
+            mask = 0
+            for _site, site_mask in self.sites_at(frame):
+                mask |= site_mask
+            kind = "frame" if mask else "function"
+            mask = mask or self.functions.get((frame.file, frame.function), 0)
+            shown = f"{frame.file}:{frame.line} {frame.function}"
+            placed = _PlacedFrame(frame.file, frame.line, frame.function, shown, kind, mask)
+        if len(self._placed) >= MAX_REMEMBERED:
+            self._placed.clear()
+        self._placed[text] = placed
+        return placed
+
     def _frame(self, match: re.Match[str], number: int) -> Frame | None:
-        """The frame a line matching ``_FRAME`` shows, if its file is one with mined sites."""
+        """The frame a line matching ``_INDENTED_FRAME`` shows, if its file has mined sites."""
         path = match["path"] or match["ipath"]
         file = self._file(path.replace("\\", "/"))
         if file is None:
@@ -292,7 +336,7 @@ class FrameIndex:
         if path in self._paths:
             return self._paths[path]
         self._paths[path] = None
-        if len(self._paths) > MAX_PATHS_KEPT:
+        if len(self._paths) > MAX_REMEMBERED:
             self._paths.clear()
         for start in (m.start(1) for m in re.finditer(r"(?:^|/)(jax(?:lib)?/)", path)):
             if path[start:] in self.files:
@@ -313,20 +357,14 @@ class FrameIndex:
         evidence: list[Evidence] = []
         masks: list[int] = []
         seen: set[str] = set()
-        for frame in self.frames(lines, frame_lines):
-            text = f"{frame.file}:{frame.line} {frame.function}"
-            if text in seen:  # a frame printed again (recursion) tells nothing new
+        for number, frame in self._placed_frames(lines, frame_lines):
+            if frame.text in seen:  # a frame printed again (recursion) tells nothing new
                 continue
-            mask = 0
-            for _site, site_mask in self.sites_at(frame):
-                mask |= site_mask
-            kind = "frame" if mask else "function"
-            mask = mask or self.functions.get((frame.file, frame.function), 0)
-            if mask:
-                seen.add(text)
-                masks.append(mask)
-                line = origins[frame.paste_line] if origins else frame.paste_line
-                evidence.append(Evidence(kind, line, text, self.names(mask)))
+            if frame.mask:
+                seen.add(frame.text)
+                masks.append(frame.mask)
+                line = origins[number] if origins else number
+                evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
         stated = self._stated(lines, evidence, origins)
@@ -427,8 +465,10 @@ def _release_of(version: str) -> str | None:
     return release
 
 
-def _span(releases: Sequence[str]) -> str:
-    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise."""
+@lru_cache(maxsize=MAX_REMEMBERED)
+def _span(releases: tuple[str, ...]) -> str:
+    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise; remembered,
+    since a traceback's frames name the same few sets of releases."""
     order = list(release_commits())
     runs: list[list[str]] = []
     for release in sorted(releases, key=release_key):

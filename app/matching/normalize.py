@@ -116,9 +116,9 @@ _MAY_START_A_PREFIX = re.compile(_MAY_START)
 _MAY_START_A_PREFIX_AFTER_BREAK = re.compile(r"\n" + _MAY_START)  # a literal first: fast
 # Text without either of these has no ANSI code anywhere (each ``_ANSI`` branch needs one).
 _ANSI_BRACKET = re.compile(r"\[\d{1,3}[;m]")
-# The characters some markup needs: ``_clean_line`` does nothing more to a plain line
-# without one.
-_MARKUP_CHARACTERS = "*<`&~"
+# The characters some markup needs, but the star of bold text: ``_clean_line`` does nothing
+# more to a plain line without one of them or a star ``_BOLD_CLOSING`` finds.
+_MARKUP_CHARACTERS_BUT_STAR = "<`&~"
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _UNPRINTABLE_BYTES = _CONTROL_BYTES + b"\t"  # line breaks aside
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
@@ -175,7 +175,12 @@ def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
     cleaned: list[str | None] = [raw.rstrip() for raw in original]
     for number in _may_start_a_prefix(text):
         cleaned[number] = _strip_prefixes(original[number].rstrip())
-    for number in lines_holding(_MARKUP_CHARACTERS, text, line_starts(original)):
+    starts = line_starts(original)
+    # Code's ``*args`` and ``**kwargs`` are common and never bold: a line whose only markup
+    # is a star is cleaned only when some star may close a bold span.
+    starred = lines_holding("*", text, starts)
+    bold = [number for number in starred if _BOLD_CLOSING.search(original[number])]
+    for number in {*lines_holding(_MARKUP_CHARACTERS_BUT_STAR, text, starts), *bold}:
         cleaned[number] = _clean_line(original[number], False, False)
     if None not in cleaned:  # no line was only a code fence
         lines = cast("list[str]", cleaned)

@@ -1,14 +1,13 @@
-"""One regular-expression search over a whole paste instead of a match on every line.
+"""The few lines of a paste holding some text, found by searching the whole paste at once.
 
-A long traceback is mostly lines a given pattern cannot match; a search for the pattern's
-leading literal over the joined lines passes them at C speed, where a loop would try each.
+A long traceback is mostly lines that hold none of the text a step looks for: ``str.find``
+over the joined lines passes them at C speed, where a loop would test each.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from itertools import accumulate, repeat
 from operator import add
 
@@ -29,20 +28,3 @@ def lines_holding(words: Sequence[str], text: str, starts: Sequence[int]) -> lis
             numbers.add(line)
             found = text.find(word, starts[line + 1])
     return sorted(numbers)
-
-
-def indented_matches(
-    pattern: re.Pattern[str], lines: Sequence[str]
-) -> Iterator[tuple[int, re.Match[str]]]:
-    """Each line ``pattern`` matches right after the line's indent, as the line's number
-    and the match: what ``re.match(r"\\s*" + pattern, line)`` finds line by line, for a
-    pattern that starts with a literal other than whitespace and matches no line break."""
-    text = "\n".join(lines)
-    line = position = 0
-    for found in pattern.finditer(text):
-        start = found.start()
-        line += text.count("\n", position, start)
-        position = start
-        indent = text[text.rfind("\n", 0, start) + 1 : start]
-        if not indent or indent.isspace():
-            yield line, found

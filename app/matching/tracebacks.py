@@ -37,10 +37,21 @@ MAX_BULK_INDENT = 16
 _CLASS = r"[A-Za-z_]\w*(?:\.[A-Za-z_<>][\w<>]*)*"
 # Outside a traceback only names that read like exceptions count, so that "Note: ..." or
 # "Solution: ..." in a chat message is not taken for an error.
-_EXCEPTION_NAME = (
-    r"(?:Error|Exception|Warning|Interrupt|Exit|Group|Iteration|Failure|Fault"
-    r"|Transformation|StackTrace|Traceback)"
+_EXCEPTION_NAMES = (
+    "Error",
+    "Exception",
+    "Warning",
+    "Interrupt",
+    "Exit",
+    "Group",
+    "Iteration",
+    "Failure",
+    "Fault",
+    "Transformation",
+    "StackTrace",
+    "Traceback",
 )
+_EXCEPTION_NAME = f"(?:{'|'.join(_EXCEPTION_NAMES)})"
 _EXCEPTION_LINE = re.compile(rf"(?P<cls>{_CLASS})(?::(?: ?(?P<msg>.*))?)?")
 _STRICT_EXCEPTION = re.compile(rf"(?P<cls>{_CLASS}{_EXCEPTION_NAME})(?:: ?(?P<msg>.*))?")
 
@@ -79,12 +90,18 @@ _JAX_TEXT = (
 # A bulk pass stops before a line holding one of these: it may be a header, a chain sentence
 # or an ExceptionGroup separator, which only ``_Reader._step`` reads.
 _STOP_WORDS = ("Traceback", "exception", "+---")
+# A word that may be an exception's class: a run of the characters a class name has, taken
+# whole (a class followed by ":" or the line's end is such a whole run), ending in a name.
+_MAY_BE_CLASS = (
+    r"[A-Za-z_][\w.<>]*+(?:" + "|".join(f"(?<={name})" for name in _EXCEPTION_NAMES) + ")"
+)
 # A run of lines outside a traceback on which ``_Reader._step`` does nothing: no frame, no
-# JAX separator or note, no exception line (nor any stop word, left out by the caller).
+# JAX separator or note, nothing that may be an exception line (nor any stop word, left out
+# by the caller).
 _PLAIN_RUN = re.compile(
     rf"(?:(?!{_FRAME_PATTERN})"
     rf"(?![^\S\n]*(?:----|{'|'.join(map(re.escape, _JAX_TEXT))}"
-    rf"|{_CLASS}{_EXCEPTION_NAME}(?::|[^\S\n]*\n)))"
+    rf"|{_MAY_BE_CLASS}(?::|[^\S\n]*\n)))"
     r"[^\n]*\n)*"
 )
 # Markers that dashboards and chat tools leave where they cut a long line.
@@ -407,5 +424,6 @@ def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
     for record in merged:
         position = positions.get(record.chain, 0)
         positions[record.chain] = position + 1
-        numbered.append(replace(record, chain_position=position))
+        # Records are made with position 0: only the later ones of a chain need a copy.
+        numbered.append(record if position == 0 else replace(record, chain_position=position))
     return numbered

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from app.alignment import AlignmentInputError, parse_dtype, parse_memref, parse_shape
-from app.matching.scan import indented_matches
 
 SMEM = "smem"
 GMEM = "gmem"
@@ -256,40 +256,51 @@ def _memref_texts(line: str) -> list[str]:
 
 # --- the user's own frame ------------------------------------------------------------------
 
-# The indent before it is left to the caller (``indented_matches``).
-_PYTHON_FRAME = re.compile(r'File "(?P<file>[^"\n]+)", line (?P<line>\d+)')
-_INDENTED_PYTHON_FRAME = re.compile(r"\s*" + _PYTHON_FRAME.pattern)
+_INDENTED_PYTHON_FRAME = re.compile(r'\s*File "(?P<file>[^"\n]+)", line (?P<line>\d+)')
 _LIBRARY = r"[/\\](?:site-packages|dist-packages|python3\.\d+)[/\\]"
 # A frame of the user's own file: none in ``_LIBRARY``, none of Python's ``<string>``. Most
-# of a traceback's frames are libraries': the search passes them without a match each, and
-# its lazy lookahead finds a library's marker early in the path.
-_USER_FRAME = re.compile(
-    rf'File "(?!<)(?![^"\n]*?{_LIBRARY})(?P<file>[^"\n]+)", line (?P<line>\d+)'
+# of a traceback's frames are libraries': its lazy lookahead finds a library's marker early
+# in the path.
+_INDENTED_USER_FRAME = re.compile(
+    rf'\s*File "(?!<)(?![^"\n]*?{_LIBRARY})(?P<file>[^"\n]+)", line (?P<line>\d+)'
 )
 _WRITTEN_DTYPE = re.compile(
     r"\b(?:jnp|np|numpy|jax\.numpy|ml_dtypes)\.(?P<attribute>\w+)"
     r"|\bdtype\s*=\s*['\"](?P<quoted>\w+)['\"]"
 )
+MAX_FRAME_LINES_KEPT = 4096  # frame and source lines remembered with what each shows
 
 
 def user_frame(lines: Sequence[str]) -> UserFrame | None:
     """The user's frame nearest the error that writes a dtype, else the nearest one."""
     frames = []
-    for number, found in indented_matches(_USER_FRAME, lines):
+    for number, text in enumerate(lines):
+        if "File " not in text or (found := _users_file_and_line(text)) is None:
+            continue
         following = lines[number + 1] if number + 1 < len(lines) else ""
         source = (
             following.strip()
             if following.strip() and not _INDENTED_PYTHON_FRAME.match(following)
             else None
         )
-        frames.append(UserFrame(found["file"], int(found["line"]), source, _written_dtype(source)))
+        frames.append(UserFrame(*found, source, _written_dtype(source)))
     writing = [frame for frame in frames if frame.dtype is not None]
     nearest = writing or frames
     return nearest[-1] if nearest else None
 
 
+@lru_cache(maxsize=MAX_FRAME_LINES_KEPT)
+def _users_file_and_line(text: str) -> tuple[str, int] | None:
+    """The file and line of the user's frame ``text`` shows, if it shows one; remembered,
+    since a traceback repeats its frames and most of them are libraries'."""
+    found = _INDENTED_USER_FRAME.match(text)
+    return None if found is None else (found["file"], int(found["line"]))
+
+
+@lru_cache(maxsize=MAX_FRAME_LINES_KEPT)
 def _written_dtype(source: str | None) -> str | None:
-    """The dtype a source line names, when it names exactly one."""
+    """The dtype a source line names, when it names exactly one; remembered, as the source
+    lines of a traceback's frames repeat."""
     if source is None:
         return None
     names = set()

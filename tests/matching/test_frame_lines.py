@@ -5,7 +5,6 @@ from hypothesis import strategies as st
 
 from app.matching import frames, values
 from app.matching.frames import FrameIndex
-from app.matching.scan import indented_matches
 
 from .catalog import TRACEBACK_LINES
 
@@ -27,19 +26,6 @@ PASTES = st.lists(st.sampled_from(LINES), max_size=30)
 
 
 @given(PASTES)
-def test_one_search_finds_the_frames_matching_line_by_line_does(lines: list[str]) -> None:
-    for pattern in (frames._FRAME, values._PYTHON_FRAME):
-        indented = re.compile(r"\s*" + pattern.pattern)
-        expected = [
-            (number, found.groupdict())
-            for number, line in enumerate(lines)
-            if (found := indented.match(line)) is not None
-        ]
-        searched = indented_matches(pattern, lines)
-        assert [(number, found.groupdict()) for number, found in searched] == expected
-
-
-@given(PASTES)
 def test_the_users_frames_are_the_frames_of_no_library(lines: list[str]) -> None:
     expected = [
         (number, found["file"], found["line"])
@@ -48,8 +34,12 @@ def test_the_users_frames_are_the_frames_of_no_library(lines: list[str]) -> None
         and not re.search(values._LIBRARY, found["file"])
         and not found["file"].startswith("<")
     ]
-    searched = indented_matches(values._USER_FRAME, lines)
-    assert [(number, found["file"], found["line"]) for number, found in searched] == expected
+    read = [
+        (number, found["file"], found["line"])
+        for number, line in enumerate(lines)
+        if (found := values._INDENTED_USER_FRAME.match(line)) is not None
+    ]
+    assert read == expected
 
 
 @given(PASTES, st.sets(st.integers(0, 29)))
