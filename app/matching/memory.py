@@ -89,30 +89,38 @@ _DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)
 
 
 # Every report names its memory with one of these words: only the lines holding one are read.
-_REPORT_WORDS = re.compile(r"memory|vmem")
+_REPORT_WORDS = ("memory", "vmem")
 
 
 def find_overflows(text: str) -> list[MemoryOverflow]:
     """Every line of ``text`` that reports a kernel over its on-chip memory, in order."""
     found: list[MemoryOverflow] = []
-    read_until = 0  # where the last line read ends
-    for word in _REPORT_WORDS.finditer(text):  # one C-level scan; nearly every paste: none
-        if word.start() < read_until:  # another word on a line already read
-            continue
-        start = text.rfind("\n", 0, word.start()) + 1
-        end = text.find("\n", word.end())
-        read_until = len(text) if end < 0 else end
-        line = text[start:read_until]
+    for start, end in _lines_naming_memory(text):
+        line = text[start:end]
         for backend, memory, pattern, read in _COMPILED:
             hit = pattern.search(line)
             if hit is None:
                 continue
             requested, exact = read(hit["requested"])
             limit, _ = read(hit["limit"])
-            number = text.count("\n", 0, word.start()) + 1
+            number = text.count("\n", 0, start) + 1
             found.append(MemoryOverflow(number, backend, memory, requested, limit, exact))
             break
     return found
+
+
+def _lines_naming_memory(text: str) -> list[tuple[int, int]]:
+    """Where each line holding a report word starts and ends, in order: ``str.find`` jumps
+    from word to word (nearly every paste has none, or one)."""
+    lines = set()
+    for word in _REPORT_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            end = text.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.add((text.rfind("\n", 0, at) + 1, end))
+            at = text.find(word, end)
+    return sorted(lines)
 
 
 def budget_hints(text: str) -> BudgetHints:
