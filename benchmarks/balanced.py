@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: make the repository importable
@@ -37,7 +36,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 import httpx
 
 from benchmarks import corpus
-from benchmarks.writes import REPO_ROOT, TOKEN, fill, serve, until_ready
+from benchmarks.writes import REPO_ROOT, fill, put_new_record, serve, until_ready
 
 HAPROXY_CONFIG = REPO_ROOT / "deploy" / "haproxy.cfg"
 
@@ -137,16 +136,8 @@ async def measure(haproxy: str, url: str, rate: float, seconds: float, scratch: 
 
 async def write_reaches_other(writer: httpx.AsyncClient, reader: httpx.AsyncClient) -> float:
     """Seconds from a PUT through ``writer`` until ``reader`` matches the written record."""
-    record_id = f"bench-{uuid.uuid4().hex[:12]}"
-    message = f"Balanced widget {record_id} is misaligned by {{n}} bytes"
     started = time.perf_counter()
-    response = await writer.put(
-        f"/api/errors/{record_id}",
-        json={"record": {"errorMessage": message}},
-        headers={"Authorization": f"Bearer {TOKEN}"},
-    )
-    response.raise_for_status()
-    paste = {"text": "ValueError: " + message.replace("{n}", "8")}
+    paste = await put_new_record(writer)
     while not (await reader.post("/api/match", json=paste)).json()["matches"]:
         await asyncio.sleep(0.05)
     return time.perf_counter() - started

@@ -130,6 +130,19 @@ async def until_ready(client: httpx.AsyncClient) -> None:
         await asyncio.sleep(0.2)
 
 
+async def put_new_record(client: httpx.AsyncClient) -> dict[str, str]:
+    """Write a new record through ``client``; the match request that finds it."""
+    record_id = f"bench-{uuid.uuid4().hex[:12]}"
+    message = f"Benchmark widget {record_id} is misaligned by {{n}} bytes"
+    response = await client.put(
+        f"/api/errors/{record_id}",
+        json={"record": {"errorMessage": message}},
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    )
+    assert response.status_code == 201, response.text
+    return {"text": "ValueError: " + message.replace("{n}", "8")}
+
+
 async def traffic(
     client: httpx.AsyncClient, paste: str, rate: float, seconds: float, writes_every: float | None
 ) -> tuple[list[float], list[float]]:
@@ -151,20 +164,10 @@ async def traffic(
         assert writes_every is not None
         await asyncio.sleep(seconds / 4)
         while time.perf_counter() < end:
-            record_id = f"bench-{uuid.uuid4().hex[:12]}"
-            message = f"Benchmark widget {record_id} is misaligned by {{n}} bytes"
             started = time.perf_counter()
-            response = await client.put(
-                f"/api/errors/{record_id}",
-                json={"record": {"errorMessage": message}},
-                headers={"Authorization": f"Bearer {TOKEN}"},
-            )
-            assert response.status_code == 201, response.text
-            paste = "ValueError: " + message.replace("{n}", "8")
-            while True:
-                found = await client.post("/api/match", json={"text": paste})
-                if found.json()["matches"]:
-                    break
+            paste = await put_new_record(client)
+            while not (await client.post("/api/match", json=paste)).json()["matches"]:
+                pass
             seen.append(time.perf_counter() - started)
             await asyncio.sleep(max(0.0, writes_every - (time.perf_counter() - started)))
 
