@@ -393,7 +393,8 @@ def mine_releases_command(
     ] = None,
 ) -> None:
     """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
-    from app.knowledge.mining import MINED_RULES, MINED_SITES, mine_releases
+    from app.knowledge.lowering import MINED_RULES
+    from app.knowledge.mining import MINED_SITES, mine_releases
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES

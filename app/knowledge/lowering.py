@@ -17,6 +17,9 @@ from pathlib import Path
 from app.knowledge.releases import release_key
 from app.knowledge.scope import backend_of, python_files
 
+# The rules of every release, as mined and committed (``errata mine-releases`` writes it).
+MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"
+
 # The modules holding each backend's rules table.
 _LOWERING_MODULES = (
     "jax/_src/pallas/mosaic_gpu/lowering.py",

@@ -23,7 +23,6 @@ from app.records.importer import expand_paths, read_documents, read_text
 DATA = Path(__file__).resolve().parents[2] / "data"
 DEFAULT_CURATED = (DATA / "seeds", DATA / "records")
 MINED_SITES = DATA / "mined" / "jax-sites.jsonl"
-MINED_RULES = DATA / "lowering-rules.json"
 
 
 def curated_records(paths: Iterable[Path]) -> list[dict[str, Any]]:

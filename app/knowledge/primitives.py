@@ -3,8 +3,8 @@ semantics, and the usual rewrite where it does not.
 
 The releases come from the lowering rules mined from every release's source
 (``data/lowering-rules.json``), so "upgrade to 0.9.0" is read, not guessed. The rewrites are
-curated (``data/primitive-rewrites.json``); ``tests/oracle/test_primitive_rewrites.py``
-lowers each before and after with JAX 0.10.2.
+curated (``data/primitive-rewrites.json``); ``tests/oracle/test_answers_vs_jax.py`` lowers
+each before and after with JAX 0.10.2.
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
+from app.knowledge.lowering import MINED_RULES
 from app.knowledge.releases import release_commits, release_key, span
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-LOWERING_RULES = DATA / "lowering-rules.json"
-REWRITES = DATA / "primitive-rewrites.json"
+REWRITES = MINED_RULES.parent / "primitive-rewrites.json"
 
 # How each backend's message names the semantics it looked the primitive up under.
 _TPU_KERNEL_TYPES = {
@@ -92,7 +90,7 @@ def rewrites() -> tuple[Rewrite, ...]:
 
 @cache
 def _rules() -> dict[tuple[str, str, str], tuple[str, ...]]:
-    rules = json.loads(LOWERING_RULES.read_text(encoding="utf-8"))["rules"]
+    rules = json.loads(MINED_RULES.read_text(encoding="utf-8"))["rules"]
     return {
         (rule["backend"], rule["primitive"], rule["semantics"]): tuple(rule["releases"])
         for rule in rules

@@ -10,7 +10,8 @@ from typing import Any
 import jax
 import pytest
 
-from app.knowledge.mining import MINED_RULES, MINED_SITES
+from app.knowledge.lowering import MINED_RULES
+from app.knowledge.mining import MINED_SITES
 from app.knowledge.python_source import mine_python
 from app.knowledge.releases import release_commits
 from app.knowledge.scope import repo_root
