@@ -92,15 +92,15 @@ class SmemBuffer:
     def pipelined(self) -> bool:
         return self.role != "scratch"
 
-    def slot_bytes(self, dims: Dims | None = None) -> int:
+    def slot_bytes(self) -> int:
         """One copy of the block; JAX allocates a byte per bool."""
-        elements = int(np.prod(self.dims if dims is None else dims, dtype=np.int64))
+        elements = int(np.prod(self.dims, dtype=np.int64))
         bits = 8 if self.dtype.kind == "bool" else self.dtype.bits
         return elements * bits // 8
 
-    def allocated(self, depth: int, dims: Dims | None = None) -> int:
+    def allocated(self, depth: int) -> int:
         slots = depth if self.pipelined else 1
-        return _aligned(slots * self.slot_bytes(dims))
+        return _aligned(slots * self.slot_bytes())
 
 
 @dataclass(frozen=True)
