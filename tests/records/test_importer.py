@@ -14,9 +14,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.matching.templates import derive_pattern
-from app.records.importer import ImportFailed, import_paths, import_text
+from app.records.importer import ImportFailed, _collector_paused, import_paths, import_text
 from app.records.models import RecordRow
-from app.records.store import RecordStore
+from app.records.store import Outcome, RecordStore
 from tests.conftest import SEED_DIR
 
 Factory = sessionmaker[Session]
@@ -124,11 +124,24 @@ def test_a_changed_record_replaces_its_row_and_its_tags(session_factory: Factory
         assert [tag.tag for tag in store.get(untouched["id"]).tags] == ["old"]
 
 
-def test_the_garbage_collector_runs_again_after_an_import_good_or_refused(
-    session_factory: Factory,
+def test_the_garbage_collector_waits_for_every_import_and_runs_again_after_them(
+    session_factory: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    run(session_factory, json.dumps(record()))
+    collecting: list[bool] = []
+    upsert_many = RecordStore.upsert_many
+
+    def watched(store: RecordStore, *args: Any, **kwargs: Any) -> list[Outcome]:
+        collecting.append(gc.isenabled())
+        return upsert_many(store, *args, **kwargs)
+
+    monkeypatch.setattr(RecordStore, "upsert_many", watched)
     assert gc.isenabled()
+    run(session_factory, json.dumps(record()))
+    assert collecting == [False] and gc.isenabled()
+    with _collector_paused():  # another import, under way until this block ends
+        run(session_factory, json.dumps(record()))
+        assert not gc.isenabled()
+    assert collecting == [False, False] and gc.isenabled()
     with pytest.raises(ImportFailed):
         run(session_factory, json.dumps(record(id="bad id!")))
     assert gc.isenabled()
