@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import itemgetter
@@ -359,9 +359,9 @@ class RecordStore:
         """A record that is not itself mined takes its site's facts from its annotation's
         ``mined`` part (a curated record's site), whichever of the two was written first."""
         bare = [key for key, (columns, _) in rows.items() if "site" not in columns["document"]]
-        for start in range(0, len(bare), LOOKUP_CHUNK):
+        for chunk in _chunks(bare):
             query = select(AnnotationRow.record_id, AnnotationRow.document).where(
-                AnnotationRow.record_id.in_(bare[start : start + LOOKUP_CHUNK])
+                AnnotationRow.record_id.in_(chunk)
             )
             for record_id, document in self.session.execute(query):
                 if MINED in document:
@@ -371,8 +371,7 @@ class RecordStore:
         """Each stored record's content hash and dataset version, by id."""
         unique = list(dict.fromkeys(record_ids))
         found: dict[str, tuple[str, str | None]] = {}
-        for start in range(0, len(unique), LOOKUP_CHUNK):
-            chunk = unique[start : start + LOOKUP_CHUNK]
+        for chunk in _chunks(unique):
             query = select(RecordRow.id, RecordRow.content_hash, RecordRow.dataset_version)
             for record_id, content_hash, version in self.session.execute(
                 query.where(RecordRow.id.in_(chunk))
@@ -388,8 +387,7 @@ class RecordStore:
         row took 29 s for 100,000 changed records. Deleted in key order, as SQLite deletes
         them three times faster."""
         replaced = sorted(record_id for record_id in rows if record_id not in added)
-        for start in range(0, len(replaced), LOOKUP_CHUNK):
-            chunk = replaced[start : start + LOOKUP_CHUNK]
+        for chunk in _chunks(replaced):
             self.session.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(chunk)))
         self._append(_RECORDS, [columns for columns, _ in rows.values()])
         tags = [
@@ -474,6 +472,11 @@ def _merged_annotation(stored: dict[str, Any], incoming: ValidAnnotation) -> dic
     if mined is not None:
         merged[MINED] = mined
     return merged
+
+
+def _chunks(ids: list[str]) -> Iterator[list[str]]:
+    """``ids`` in runs of ``LOOKUP_CHUNK``: one statement's worth each."""
+    return (ids[start : start + LOOKUP_CHUNK] for start in range(0, len(ids), LOOKUP_CHUNK))
 
 
 def _site_columns(facts: dict[str, Any] | None) -> dict[str, Any]:
