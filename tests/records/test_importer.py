@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.matching.templates import derive_pattern
+from app.records import store as stores
 from app.records.importer import ImportFailed, _collector_paused, import_paths, import_text
 from app.records.models import RecordRow
 from app.records.store import Outcome, RecordStore
@@ -122,6 +123,31 @@ def test_a_changed_record_replaces_its_row_and_its_tags(session_factory: Factory
         assert sorted(tag.tag for tag in row.tags) == ["kept", "new"]
         assert (row.severity, row.document["severity"]) == ("warning", "warning")
         assert [tag.tag for tag in store.get(untouched["id"]).tags] == ["old"]
+
+
+def test_a_file_longer_than_a_lookup_chunk_is_read_and_replaced_chunk_by_chunk(
+    session_factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(stores, "LOOKUP_CHUNK", 2)
+    items = [record(id=f"chunk-{n}", tags=[f"t{n}"]) for n in range(5)]
+    mined = {"site": {"function": "_copy", "backend": "mosaic_gpu"}, "releases": []}
+    annotations = [{"annotation": {"recordId": item["id"], "mined": mined}} for item in items]
+    run(session_factory, "\n".join(json.dumps(each) for each in annotations))
+    assert run(session_factory, "\n".join(json.dumps(item) for item in items))["added"] == 5
+    changed = [{**item, "tags": [f"u{n}"]} if n else item for n, item in enumerate(items)]
+    assert run(session_factory, "\n".join(json.dumps(item) for item in changed)) == {
+        "added": 0,
+        "updated": 4,
+        "unchanged": 1,
+    }
+    with session_factory() as session:
+        store = RecordStore(session)
+        for item in changed:
+            row = store.get(item["id"])
+            assert [tag.tag for tag in row.tags] == item["tags"]
+            assert (row.function, row.backend) == ("_copy", "mosaic_gpu")
+        ids = [item["id"] for item in items]
+        assert session.scalar(select(func.count()).where(RecordRow.id.in_(ids))) == 5
 
 
 def test_the_garbage_collector_waits_for_every_import_and_runs_again_after_them(
