@@ -23,7 +23,6 @@ import asyncio
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,15 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 import httpx
 
 from benchmarks import corpus
-from benchmarks.writes import REPO_ROOT, fill, put_new_record, serve, until_ready
+from benchmarks.writes import (
+    REPO_ROOT,
+    fill,
+    latency_row,
+    open_loop,
+    serve,
+    until_ready,
+    write_reaches,
+)
 
 HAPROXY_CONFIG = REPO_ROOT / "deploy" / "haproxy.cfg"
 
@@ -98,7 +105,7 @@ async def measure(haproxy: str, url: str, rate: float, seconds: float, scratch: 
         async def events() -> tuple[float, float, float]:
             await asyncio.sleep(seconds / 3)
             written_at = time.perf_counter() - start
-            reached = await write_reaches_other(clients["A"], clients["B"])
+            reached = await write_reaches(clients["A"], clients["B"], poll_s=0.05)
             await asyncio.sleep(max(0.0, start + 2 * seconds / 3 - time.perf_counter()))
             killed_at = time.perf_counter() - start
             servers["A"].send_signal(signal.SIGKILL)
@@ -110,12 +117,7 @@ async def measure(haproxy: str, url: str, rate: float, seconds: float, scratch: 
         start = time.perf_counter()
 
         happenings = asyncio.create_task(events())
-        tasks, next_at = [], start
-        while next_at < start + seconds:
-            tasks.append(asyncio.create_task(one()))
-            next_at += 1 / rate
-            await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-        await asyncio.gather(*tasks)
+        await open_loop(one, rate, start + seconds)
         written_at, reached, killed_at = await happenings
         print(f"# load average {os.getloadavg()[0]:.1f}")
         print(f"a write through A was matched through B after {reached:.3f} s")
@@ -134,23 +136,10 @@ async def measure(haproxy: str, url: str, rate: float, seconds: float, scratch: 
     return 0
 
 
-async def write_reaches_other(writer: httpx.AsyncClient, reader: httpx.AsyncClient) -> float:
-    """Seconds from a PUT through ``writer`` until ``reader`` matches the written record."""
-    started = time.perf_counter()
-    paste = await put_new_record(writer)
-    while not (await reader.post("/api/match", json=paste)).json()["matches"]:
-        await asyncio.sleep(0.05)
-    return time.perf_counter() - started
-
-
 def report(label: str, outcomes: list[tuple[float, float, int | str]]) -> None:
-    latencies = sorted(latency for _, latency, _ in outcomes)
+    latencies = [latency for _, latency, _ in outcomes]
     failed = [status for _, _, status in outcomes if status != 200]
-    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
-    print(
-        f"{label:<22}{len(latencies):>8}{statistics.median(latencies) * 1000:>8.1f}ms"
-        f"{p99 * 1000:>8.1f}ms{latencies[-1] * 1000:>8.1f}ms  {len(failed)} {failed[:5]}"
-    )
+    print(f"{latency_row(label, latencies)}  {len(failed)} {failed[:5]}")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -164,35 +166,55 @@ async def traffic(
         assert writes_every is not None
         await asyncio.sleep(seconds / 4)
         while time.perf_counter() < end:
-            started = time.perf_counter()
-            paste = await put_new_record(client)
-            while not (await client.post("/api/match", json=paste)).json()["matches"]:
-                pass
-            seen.append(time.perf_counter() - started)
-            await asyncio.sleep(max(0.0, writes_every - (time.perf_counter() - started)))
+            took = await write_reaches(client, client)
+            seen.append(took)
+            await asyncio.sleep(max(0.0, writes_every - took))
 
     end = time.perf_counter() + seconds
-    tasks = []
     writer = asyncio.create_task(writes()) if writes_every else None
-    next_at = time.perf_counter()
-    while next_at < end:
-        tasks.append(asyncio.create_task(one()))
-        next_at += 1 / rate
-        await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-    await asyncio.gather(*tasks)
+    await open_loop(one, rate, end)
     if writer is not None:
         await writer
     return latencies, seen
 
 
-def report(label: str, latencies: list[float]) -> None:
+async def write_reaches(
+    writer: httpx.AsyncClient, reader: httpx.AsyncClient, poll_s: float = 0.0
+) -> float:
+    """Seconds from a PUT through ``writer`` until ``reader`` matches the written record,
+    asked every ``poll_s`` (0: again as soon as it answers)."""
+    started = time.perf_counter()
+    paste = await put_new_record(writer)
+    while not (await reader.post("/api/match", json=paste)).json()["matches"]:
+        await asyncio.sleep(poll_s)
+    return time.perf_counter() - started
+
+
+async def open_loop(send: Callable[[], Coroutine[Any, Any, None]], rate: float, end: float) -> None:
+    """``send`` every 1/rate s until ``end`` (``time.perf_counter``), whether or not earlier
+    ones have answered, as users would; then wait for every one."""
+    tasks = []
+    next_at = time.perf_counter()
+    while next_at < end:
+        tasks.append(asyncio.create_task(send()))
+        next_at += 1 / rate
+        await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+    await asyncio.gather(*tasks)
+
+
+def latency_row(label: str, latencies: list[float]) -> str:
+    """A report's row: the label, how many, then median, p99 and slowest latency."""
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    slow = sum(latency > SLOW_S for latency in ordered)
-    print(
+    return (
         f"{label:<22}{len(ordered):>8}{statistics.median(ordered) * 1000:>8.1f}ms"
-        f"{p99 * 1000:>8.1f}ms{ordered[-1] * 1000:>8.1f}ms  {slow}"
+        f"{p99 * 1000:>8.1f}ms{ordered[-1] * 1000:>8.1f}ms"
     )
+
+
+def report(label: str, latencies: list[float]) -> None:
+    slow = sum(latency > SLOW_S for latency in latencies)
+    print(f"{latency_row(label, latencies)}  {slow}")
 
 
 if __name__ == "__main__":
