@@ -36,6 +36,7 @@ from app.records.importer import import_paths, import_text, read_documents
 from app.records.store import RecordStore
 from app.records.validation import validate_record
 from benchmarks import corpus
+from benchmarks.load_index import database_url
 
 
 def main() -> int:
@@ -46,7 +47,7 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=500)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        url = args.database_url or f"sqlite:///{Path(scratch) / 'errata.sqlite3'}"
+        url = database_url(args.database_url, None, Path(scratch))
         documents = list(corpus.record_documents(args.records + args.concurrent * args.small))
         big = Path(scratch) / "records.jsonl"
         big.write_text("".join(json.dumps(doc) + "\n" for doc in documents[: args.records]))
