@@ -149,6 +149,8 @@ class FrameIndex:
         names = self._names.get(mask)
         if names is None:
             names = tuple(r for bit, r in enumerate(self.releases) if mask >> bit & 1)
+            if len(self._names) >= MAX_REMEMBERED:  # the versions a paste names are its own
+                self._names.clear()
             self._names[mask] = names
         return names
 
