@@ -35,7 +35,6 @@ _INDENTED_FRAME = re.compile(
     r'\s*File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
 )
-_JAX_PATH = re.compile(r"(?:^|[/\\])((?:jax|jaxlib)[/\\].+)$")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
 # It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
@@ -149,6 +148,8 @@ class FrameIndex:
         names = self._names.get(mask)
         if names is None:
             names = tuple(r for bit, r in enumerate(self.releases) if mask >> bit & 1)
+            if len(self._names) >= MAX_REMEMBERED:  # the versions a paste names are its own
+                self._names.clear()
             self._names[mask] = names
         return names
 

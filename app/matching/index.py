@@ -411,10 +411,6 @@ class OverlaidIndex:
         hits = self._merge(self.base.search(texts), self.overlay.search(texts))
         return sorted(hits, key=lambda hit: (hit.text, hit.entry))
 
-    def search_truncated(self, text: str) -> list[Hit]:
-        hits = self._merge(self.base.search_truncated(text), self.overlay.search_truncated(text))
-        return sorted(hits, key=lambda hit: hit.entry)
-
     def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
         hits = self._merge(
             self.base.search_truncated_in(texts), self.overlay.search_truncated_in(texts)

@@ -294,21 +294,21 @@ def _in_cut_messages(
     index: AnyIndex,
     explained: set[tuple[str, int]],
 ) -> list[_Candidate]:
-    """Exceptions that no pattern explains in full, tried as messages cut off part-way."""
+    """Exceptions that no pattern explains in full, tried as messages cut off part-way
+    (one search over them all)."""
+    tried = [n for n in range(len(records)) if ("exception", n) not in explained]
     candidates = []
-    for number, record in enumerate(records):
-        if ("exception", number) in explained:
-            continue
-        message = joined[number]
-        for hit in index.search_truncated(message):
-            score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
-            raised_as = _raised_as(record, _lead_in(message, hit.start)[1])
-            error = ("exception", number)
-            candidates.append(
-                _Candidate(
-                    error, hit, record.line, record, message, score, False, raised_as, "cut message"
-                )
+    for hit in index.search_truncated_in([joined[n] for n in tried]):
+        number = tried[hit.text]
+        record, message = records[number], joined[number]
+        score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
+        raised_as = _raised_as(record, _lead_in(message, hit.start)[1])
+        error = ("exception", number)
+        candidates.append(
+            _Candidate(
+                error, hit, record.line, record, message, score, False, raised_as, "cut message"
             )
+        )
     return candidates
 
 

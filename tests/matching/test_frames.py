@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key
-from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, _most_agreed, build_frame_index
+from app.matching.frames import (
+    FRAME_INDEX_FILE,
+    MAX_REMEMBERED,
+    FrameIndex,
+    _most_agreed,
+    build_frame_index,
+)
 from app.matching.matcher import match_paste
 
 from .catalog import TRACEBACKS, catalog_index, fixture_text
@@ -148,3 +154,13 @@ def test_the_releases_most_frames_agree_with_are_counted_exactly(masks: list[int
     top = max(counts.values(), default=0)
     expected = sum(1 << bit for bit, count in counts.items() if count == top) if masks else 7
     assert _most_agreed(masks, 7) == (expected, top)
+
+
+def test_the_release_sets_remembered_stay_bounded() -> None:
+    """A paste may name any set of versions; a long-running process must not keep them all."""
+    index = FrameIndex(json.loads(FRAME_INDEX_FILE.read_text(encoding="utf-8")))
+    for mask in range(1, MAX_REMEMBERED + 100):
+        assert index.names(mask) == tuple(
+            release for bit, release in enumerate(index.releases) if mask >> bit & 1
+        )
+    assert len(index._names) <= MAX_REMEMBERED

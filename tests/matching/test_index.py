@@ -197,11 +197,15 @@ def test_truncated_reading_agrees_with_trying_every_pattern(seed: int) -> None:
     cuts = _cut_texts(texts[: len(FEATURE_TEXTS) + 12], seed)
     naive = _naive_truncated(index)
     found = 0
-    for text in cuts:
+    expected = []
+    for number, text in enumerate(cuts):
         hits = [(hit.entry, hit.start, hit.captures) for hit in index.search_truncated(text)]
         assert hits == naive(text), text
         found += bool(hits)
+        expected += [(number, *hit) for hit in hits]
     assert found > 20  # the cuts do exercise truncated matches
+    together = index.search_truncated_in(cuts)  # one pass over all, numbered by text
+    assert [(hit.text, hit.entry, hit.start, hit.captures) for hit in together] == expected
 
 
 def test_truncation_must_leave_the_head_of_the_message() -> None:

@@ -241,6 +241,29 @@ def test_truncated_exception_scores_below_a_full_one() -> None:
     assert match.score < 0.95
 
 
+def test_each_cut_message_is_read_on_its_own_line() -> None:
+    """Messages cut off part-way are searched together, past those matched in full."""
+    paste = "\n".join(
+        [
+            "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)",
+            "",
+            "NotImplementedError: Only copies transferring a number of bytes divisible by the"
+            " warpgroup size are supported. Got bytes=96 but warp…",
+            "",
+            "ValueError: Can only transfer integer bytes (shape=[5], dty…",
+        ]
+    )
+    found = [
+        (m.record_id, m.line_number, m.found_in, m.captures)
+        for m in match_paste(paste, catalog_index()).matches
+    ]
+    assert sorted(found) == [
+        ("MGPU-COPY-INTEGER-BYTES", 1, "exception message", {"shape": "[7]", "dtype": "i4"}),
+        ("MGPU-COPY-INTEGER-BYTES", 5, "cut message", {"shape": "[5]"}),
+        ("MGPU-COPY-WARPGROUP-BYTES", 3, "cut message", {"bytes": "96"}),
+    ]
+
+
 def test_distractors_match_nothing() -> None:
     report = match_paste(fixture_text(PASTES / "distractors-tpu-triton.txt"), catalog_index())
     assert report.matches == ()
