@@ -338,7 +338,7 @@ def closest_curated(
 ) -> list[ClosestOut]:
     """The curated records nearest to ``info`` (raised in ``function``) by message, file and
     function; worked out once per record and catalog: it scores every curated record."""
-    key = ("closest curated", info.id)
+    key = ("closest curated", info.id, function)
     known: list[ClosestOut] | None = catalog.answers.get(key)
     if known is None:
         known = _score_curated(info, function, catalog, frames)
