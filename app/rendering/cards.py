@@ -189,7 +189,8 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
         if match.sourceOnly.closest:
             text.append("Closest curated errors: see the links.")
         closest = tuple(
-            Link(item.errorMessage, links.record(item.slug)) for item in match.sourceOnly.closest
+            Link(item.errorMessage, links.record(item.slug or item.errorId))
+            for item in match.sourceOnly.closest
         )
     page = Link("Record page", links.record(match.slug or match.errorId))
     return Card(

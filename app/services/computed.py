@@ -312,7 +312,8 @@ def source_only_out(
     source_url: str | None,
 ) -> SourceOnlyOut | None:
     """For a record mined from JAX's source with no curated advice: what the source says,
-    and the curated records nearest to it by file, function and message."""
+    and the curated records nearest to it by file, function and message. ``source_url`` is
+    the site in the release the answer follows; without one, the newest release's."""
     if info.curated:
         return None
     site = frames.site_of(info.id)
@@ -325,7 +326,7 @@ def source_only_out(
         condition=site.condition,
         variables=captures,
         releases=span(list(frames.releases_of(info.id))),
-        sourceUrl=source_url,
+        sourceUrl=source_url or frames.source_url(info.id, None, or_newest=True),
         unknown="No curated advice yet: nobody has written what causes this error in user "
         "code, how to fix it, or an example fix.",
         closest=closest_curated(info, site.function, catalog, frames),
@@ -337,7 +338,7 @@ def closest_curated(
 ) -> list[ClosestOut]:
     """The curated records nearest to ``info`` (raised in ``function``) by message, file and
     function; worked out once per record and catalog: it scores every curated record."""
-    key = ("closest curated", info.id)
+    key = ("closest curated", info.id, function)
     known: list[ClosestOut] | None = catalog.answers.get(key)
     if known is None:
         known = _score_curated(info, function, catalog, frames)

@@ -279,7 +279,7 @@ class MatchService:
                 match.captures,
                 self.catalog,
                 self.frames,
-                source_url or self.frames.source_url(info.id, None, or_newest=True),
+                source_url,
             ),
             why=WhyOut(
                 patternId=match.pattern_id,

@@ -104,7 +104,9 @@ def test_a_tpu_or_triton_error_is_offered_no_mosaic_gpu_record(client: httpx.Cli
             {"triton"},
         ),
     ):
-        for suggestion in match(client, text)["suggestions"]:
+        suggestions = match(client, text)["suggestions"]
+        assert suggestions, text  # offered something, of its own backend
+        for suggestion in suggestions:
             record = client.get(f"/api/errors/{suggestion['errorId']}").json()["record"]
             assert backend_of(record["filePath"]) in backend, record["errorMessage"]
 

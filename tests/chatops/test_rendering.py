@@ -26,6 +26,7 @@ from app.rendering.negotiation import prefers_markdown
 from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
 from app.services.catalog import RecordInfo
+from app.services.computed import ClosestOut, SourceOnlyOut
 from app.services.match import MatchOut, MatchResponse, ValuesOut, WhyOut
 
 SECRET = "signing-secret"
@@ -242,6 +243,28 @@ def test_an_unfixed_match_is_headed_with_the_pasted_line_unless_it_could_mention
     for line in ("Got <!channel> but 128", "Got @here but 128"):
         [card] = match_cards(_unfixed_match(line), known, Links(""))
         assert card.title == "NotImplementedError: Got bytes=… but …"
+
+
+def test_a_source_only_errors_closest_records_link_by_id_where_they_have_no_slug() -> None:
+    response = _unfixed_match("Got bytes=32 but 128")
+    closest = [
+        ClosestOut(errorId=id_, slug=slug, errorMessage=id_, score=0.5, why="same file")
+        for id_, slug in (("r2", ""), ("r3", "third"))
+    ]
+    source = SourceOnlyOut(
+        filePath="jax/core.py",
+        function="f",
+        kind="raise",
+        condition="x > 1",
+        variables={},
+        releases="0.10.2",
+        sourceUrl=None,
+        unknown="No curated advice yet.",
+        closest=closest,
+    )
+    response.matches[0].sourceOnly = source
+    [card] = match_cards(response, {}, Links(""))
+    assert [link.url for link in card.links[1:]] == ["/errors/r2", "/errors/third"]
 
 
 @pytest.mark.parametrize(

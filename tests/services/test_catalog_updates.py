@@ -106,8 +106,11 @@ def test_too_many_overlaid_entries_are_folded_into_a_rebuilt_index(
     for number in (1, 2):
         put(sessions, widget(number))
         cache.current()
-    put(sessions, widget(3, errorMessage=f"Sprocket {uuid.uuid4().hex} {{n}}"))
+    assert cache.current().overlaid_entries == 2  # applied in place until now
+    sprocket = f"Sprocket {uuid.uuid4().hex}"
+    put(sessions, widget(3, errorMessage=f"{sprocket} {{n}}"))
     cache.current()
     cache.wait_for_rebuild()
     assert isinstance(cache.current().patterns, PatternIndex)
     assert cache.current().live_records == 4
+    assert matched(cache, f"{sprocket} 5") == ["w3"]

@@ -13,10 +13,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import CURATED_SEED_PATHS, load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.mining import MINED_SITES
+from app.matching.frames import FrameIndex
 from app.migrate import upgrade
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
 from app.services.catalog import Catalog, CatalogCache
+from app.services.computed import closest_curated
 from app.services.match import MatchRequest, MatchResponse, MatchService
 from tests.conftest import Backend
 
@@ -227,3 +229,12 @@ def test_every_curated_record_is_curated_and_the_mined_one_is_not(catalog: Catal
         for path in Path(CURATED_SEED_PATHS[1]).glob("*.json")
     }
     assert shipped <= curated
+
+
+def test_closest_curated_is_remembered_per_function(catalog: Catalog) -> None:
+    """The record page passes the function its document names, a match the frame index's:
+    each gets the answer worked out for its own."""
+    info, frames = catalog.records[TMEM_SITE], FrameIndex.load()
+    [*_, nearest] = [closest_curated(info, name, catalog, frames)[0] for name in ("_launch", "x")]
+    assert nearest.errorId == SMEM_RECORD and "same function" not in nearest.why
+    assert "same function" in closest_curated(info, "_launch", catalog, frames)[0].why
