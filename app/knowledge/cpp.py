@@ -101,12 +101,13 @@ def mine_cpp(root: Path) -> list[Site]:
         for path in sorted(mosaic.rglob("*"))
         if path.suffix in _SOURCE_SUFFIXES and not path.stem.endswith("_test")
     }
+    own_macros = {file_path: _macros(tree.root_node) for file_path, tree in files.items()}
     shared_macros: dict[str, _Macro] = {}
-    for tree in files.values():
-        shared_macros.update(_macros(tree.root_node))
+    for macros in own_macros.values():
+        shared_macros.update(macros)
     sites: list[Site] = []
     for file_path, tree in files.items():
-        macros = shared_macros | _macros(tree.root_node)
+        macros = shared_macros | own_macros[file_path]
         sites.extend(_FileMiner(file_path, op_names, macros).mine(tree.root_node))
     return sorted(sites, key=lambda site: (site.file_path, site.line, site.template))
 
