@@ -46,9 +46,11 @@ def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
 
 
 def test_mine_refuses_what_is_not_a_jax_tree(tmp_path: Path) -> None:
-    done = errata("mine", str(tmp_path), "--version", "0.10.2")
+    out = tmp_path / "out" / "sites.jsonl"
+    done = errata("mine", str(tmp_path), "--version", "0.10.2", "--out", str(out))
     assert done.returncode == 2
     assert "neither a checkout of jax-ml/jax nor an installed jax" in " ".join(done.stderr.split())
-    older = errata("mine", str(SOURCE), "--version", "banana")
+    older = errata("mine", str(SOURCE), "--version", "banana", "--out", str(out))
     assert older.returncode == 2
     assert "not a JAX release number" in " ".join(older.stderr.split())
+    assert list(out.parent.iterdir()) == []  # neither the file nor a partial one is left
