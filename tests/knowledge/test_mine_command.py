@@ -38,6 +38,7 @@ def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
     linked = errata("mine", str(SOURCE), "--version", "0.10.2", "--history", str(earlier))
     assert linked.returncode == 0, linked.stderr
     records = [json.loads(line)["record"] for line in linked.stdout.splitlines()]
+    assert records
     assert {record["id"] for record in records} == ids
     assert all(
         [entry["release"] for entry in record["releases"]] == ["0.10.1", "0.10.2"]
