@@ -42,7 +42,6 @@ from app.knowledge.messages import Part, Placeholder, pattern, template
 from app.knowledge.scope import CPP_SCOPE, backend_of
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
-MOSAIC_DIR = CPP_SCOPE
 _SOURCE_SUFFIXES = (".cc", ".h")
 
 # The Python exception nanobind raises for a thrown C++ standard exception.
@@ -94,7 +93,7 @@ def _parser() -> Parser:
 
 def mine_cpp(root: Path) -> list[Site]:
     """Every error site under ``root/jaxlib/mosaic``, ordered by file and line."""
-    mosaic = root / MOSAIC_DIR
+    mosaic = root / CPP_SCOPE
     op_names = read_op_names(mosaic)
     files = {
         path.relative_to(root).as_posix(): _parser().parse(_parseable(path.read_text()).encode())
