@@ -407,14 +407,19 @@ def mine_releases_command(
 
 @contextmanager
 def _output(path: Path | None) -> Iterator[IO[str]]:
-    """Standard output, or ``path`` written whole: a half-written file is never left there."""
+    """Standard output, or ``path`` written whole: a half-written file is never left there,
+    nor beside it when the writing fails."""
     if path is None:
         yield sys.stdout
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    with partial.open("w", encoding="utf-8") as stream:
-        yield stream
+    try:
+        with partial.open("w", encoding="utf-8") as stream:
+            yield stream
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     partial.replace(path)
 
 

@@ -42,7 +42,6 @@ from app.knowledge.messages import Part, Placeholder, pattern, template
 from app.knowledge.scope import CPP_SCOPE, backend_of
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
-MOSAIC_DIR = CPP_SCOPE
 _SOURCE_SUFFIXES = (".cc", ".h")
 
 # The Python exception nanobind raises for a thrown C++ standard exception.
@@ -94,19 +93,20 @@ def _parser() -> Parser:
 
 def mine_cpp(root: Path) -> list[Site]:
     """Every error site under ``root/jaxlib/mosaic``, ordered by file and line."""
-    mosaic = root / MOSAIC_DIR
+    mosaic = root / CPP_SCOPE
     op_names = read_op_names(mosaic)
     files = {
         path.relative_to(root).as_posix(): _parser().parse(_parseable(path.read_text()).encode())
         for path in sorted(mosaic.rglob("*"))
         if path.suffix in _SOURCE_SUFFIXES and not path.stem.endswith("_test")
     }
+    own_macros = {file_path: _macros(tree.root_node) for file_path, tree in files.items()}
     shared_macros: dict[str, _Macro] = {}
-    for tree in files.values():
-        shared_macros.update(_macros(tree.root_node))
+    for macros in own_macros.values():
+        shared_macros.update(macros)
     sites: list[Site] = []
     for file_path, tree in files.items():
-        macros = shared_macros | _macros(tree.root_node)
+        macros = shared_macros | own_macros[file_path]
         sites.extend(_FileMiner(file_path, op_names, macros).mine(tree.root_node))
     return sorted(sites, key=lambda site: (site.file_path, site.line, site.template))
 

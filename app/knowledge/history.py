@@ -133,14 +133,11 @@ def _moved(items: list[Found], orphans: list[Track]) -> dict[int, Track]:
     """Sites that moved: the same class, kind, message and condition, somewhere else."""
     waiting: dict[tuple[str, str, str, str | None], list[Track]] = defaultdict(list)
     for track in orphans:
-        site = track.site
-        waiting[(site.error_class, site.kind, comparable_text(site), site.condition)].append(track)
+        waiting[_moved_key(track.site)].append(track)
     pairs: dict[int, Track] = {}
     for item in sorted(items, key=lambda item: (item.site.file_path, item.site.line)):
         site = item.site
-        candidates = waiting.get(
-            (site.error_class, site.kind, comparable_text(site), site.condition)
-        )
+        candidates = waiting.get(_moved_key(site))
         if not candidates:
             continue
         chosen = min(
@@ -150,6 +147,11 @@ def _moved(items: list[Found], orphans: list[Track]) -> dict[int, Track]:
         candidates.remove(chosen)
         pairs[id(item)] = chosen
     return pairs
+
+
+def _moved_key(site: Site) -> tuple[str, str, str, str | None]:
+    """What a moved site keeps: its class, kind, message and condition."""
+    return (site.error_class, site.kind, comparable_text(site), site.condition)
 
 
 def _previous_release(tracks: dict[str, Track], release: str) -> str | None:

@@ -74,11 +74,7 @@ def semantics_named(backend: str, captured: str | None) -> str | None:
 
 
 def primitive_lowering(primitive: str, backend: str) -> PrimitiveLowering:
-    lowered = tuple(
-        Lowered(semantics, releases)
-        for (rule_backend, name, semantics), releases in _rules().items()
-        if (rule_backend, name) == (backend, primitive)
-    )
+    lowered = _rules().get((backend, primitive), ())
     return PrimitiveLowering(
         primitive, backend, lowered, _rewrites().get((primitive, backend)), _newest()
     )
@@ -89,12 +85,13 @@ def rewrites() -> tuple[Rewrite, ...]:
 
 
 @cache
-def _rules() -> dict[tuple[str, str, str], tuple[str, ...]]:
-    rules = json.loads(MINED_RULES.read_text(encoding="utf-8"))["rules"]
-    return {
-        (rule["backend"], rule["primitive"], rule["semantics"]): tuple(rule["releases"])
-        for rule in rules
-    }
+def _rules() -> dict[tuple[str, str], tuple[Lowered, ...]]:
+    """``(backend, primitive)`` → its rules, read once: a matched paste looks one up."""
+    by_primitive: dict[tuple[str, str], list[Lowered]] = {}
+    for rule in json.loads(MINED_RULES.read_text(encoding="utf-8"))["rules"]:
+        lowered = Lowered(rule["semantics"], tuple(rule["releases"]))
+        by_primitive.setdefault((rule["backend"], rule["primitive"]), []).append(lowered)
+    return {key: tuple(rules) for key, rules in by_primitive.items()}
 
 
 @cache

@@ -83,6 +83,27 @@ def test_a_site_that_disappears_keeps_its_last_release(tmp_path: Path) -> None:
     assert gone.id != new.id
 
 
+def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> None:
+    before = """
+    def _copy(ctx, bytes):
+      if bytes % 128:
+        raise ValueError("Only aligned copies are supported")
+    """
+    after = """
+    def _prepare(ctx, bytes):
+      if bytes % 128:
+        raise ValueError("Only aligned copies are supported")
+
+    def _copy(ctx, bytes):
+      _prepare(ctx, bytes)
+    """
+    tracks = dataset.build(release_trees(tmp_path, before, after))
+    [moved] = tracks.values()
+    assert moved.releases == ["0.6.0", "0.7.1"]
+    assert moved.site.function == "_prepare"
+    assert [a.line for a in moved.appearances] == [4, 4]
+
+
 def test_linking_a_new_release_keeps_every_id(tmp_path: Path) -> None:
     trees = release_trees(tmp_path, V1, V2, V3)
     at_once = dataset.build(trees)

@@ -38,6 +38,7 @@ def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
     linked = errata("mine", str(SOURCE), "--version", "0.10.2", "--history", str(earlier))
     assert linked.returncode == 0, linked.stderr
     records = [json.loads(line)["record"] for line in linked.stdout.splitlines()]
+    assert records
     assert {record["id"] for record in records} == ids
     assert all(
         [entry["release"] for entry in record["releases"]] == ["0.10.1", "0.10.2"]
@@ -46,9 +47,11 @@ def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
 
 
 def test_mine_refuses_what_is_not_a_jax_tree(tmp_path: Path) -> None:
-    done = errata("mine", str(tmp_path), "--version", "0.10.2")
+    out = tmp_path / "out" / "sites.jsonl"
+    done = errata("mine", str(tmp_path), "--version", "0.10.2", "--out", str(out))
     assert done.returncode == 2
     assert "neither a checkout of jax-ml/jax nor an installed jax" in " ".join(done.stderr.split())
-    older = errata("mine", str(SOURCE), "--version", "banana")
+    older = errata("mine", str(SOURCE), "--version", "banana", "--out", str(out))
     assert older.returncode == 2
     assert "not a JAX release number" in " ".join(older.stderr.split())
+    assert list(out.parent.iterdir()) == []  # neither the file nor a partial one is left
