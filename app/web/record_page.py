@@ -270,8 +270,10 @@ def _related(
 def _check_neighbours(own: RecordInfo, catalog: Catalog) -> Iterator[tuple[str, str, str]]:
     """The records of the checks a construct runs with the record's own: the one right
     before or after it, or another, and the construct."""
+    if not own.rule:  # most records document no rule: no construct orders their check
+        return
     for other in catalog.records.values():
-        if not own.rule or other.retired or not other.rule or other.rule == own.rule:
+        if other.retired or not other.rule or other.rule == own.rule:
             continue
         for operation in sorted(set(own.operations) & set(other.operations)):
             order = _check_order(operation)
