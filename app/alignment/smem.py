@@ -19,7 +19,7 @@ import numpy as np
 
 from .dtypes import DType, parse_dtype
 from .errors import AlignmentInputError
-from .operations import MBARRIER_BYTES, OPERATIONS, SMEM_ALIGNMENT, evaluate, one_shape
+from .operations import MBARRIER_BYTES, OPERATIONS, evaluate, one_shape, smem_aligned
 from .rules import MAX_SMEM_BYTES
 from .shapes import Dims, as_shape_spec
 from .versions import Version, parse_version, render_version
@@ -100,7 +100,7 @@ class SmemBuffer:
 
     def allocated(self, depth: int) -> int:
         slots = depth if self.pipelined else 1
-        return _aligned(slots * self.slot_bytes())
+        return smem_aligned(slots * self.slot_bytes())
 
 
 @dataclass(frozen=True)
@@ -221,10 +221,6 @@ def _buffer(index: int, shape: str | Sequence[int], dtype: str | None, role: str
     resolved = parse_dtype(dtype, f"{field}.dtype") if dtype is not None else spec.dtype
     assert resolved is not None
     return SmemBuffer(spec.dims, resolved, role)
-
-
-def _aligned(nbytes: int) -> int:
-    return -(-nbytes // SMEM_ALIGNMENT) * SMEM_ALIGNMENT
 
 
 def _pipeline_barriers(buffers: Sequence[SmemBuffer], depth: int) -> int:

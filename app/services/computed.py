@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from rapidfuzz import fuzz, utils
 
 from app.alignment import AlignmentInputError
-from app.alignment.operations import MBARRIER_BYTES, SMEM_ALIGNMENT
+from app.alignment.operations import MBARRIER_BYTES, smem_aligned
 from app.alignment.smem import GPUS, Budget, Gpu, gpus_with_limit, over_percent, smem_budget
 from app.knowledge.primitives import (
     Lowered,
@@ -240,7 +240,7 @@ def _inferred_budget(
     devices = gpus_with_limit(overflow.limit)
     if steps is None or block is None or dtype is None or not devices:
         return None
-    slot = -(-(steps * math.prod(block) * dtype.bits // 8) // SMEM_ALIGNMENT) * SMEM_ALIGNMENT
+    slot = smem_aligned(steps * math.prod(block) * dtype.bits // 8)
     buffers, remainder = (
         divmod(overflow.requested - steps * MBARRIER_BYTES, slot) if slot else (0, 1)
     )
