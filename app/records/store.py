@@ -389,6 +389,8 @@ class RecordStore:
         replaced = sorted(record_id for record_id in rows if record_id not in added)
         for chunk in _chunks(replaced):
             self.session.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(chunk)))
+        if self.session.get_bind().dialect.name == "postgresql":
+            self.session.execute(sql(_COMPRESS_WITH_LZ4))  # the documents; tags are short
         self._append(_RECORDS, [columns for columns, _ in rows.values()])
         tags = [
             {"record_id": record_id, "tag": tag}
@@ -420,7 +422,6 @@ class RecordStore:
         cursor = connection.connection.cursor()
         try:
             if connection.dialect.name == "postgresql":
-                cursor.execute(_COMPRESS_WITH_LZ4)
                 copy_rows = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
                     pgsql.Identifier(table.name), pgsql.SQL(", ").join(map(pgsql.Identifier, names))
                 )
