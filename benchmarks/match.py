@@ -247,8 +247,8 @@ class NaiveIndex:
 
     ``search`` gives the same answers as ``PatternIndex.search`` by construction, so
     ``match_paste`` accepts it in the index's place. Cut-off messages
-    (``search_truncated``, ``search_truncated_in``) are left to the index, which tries
-    only patterns whose first long literal shows.
+    (``search_truncated_in``) are left to the index, which tries only patterns whose first
+    long literal shows.
     """
 
     def __init__(self, index: PatternIndex) -> None:
@@ -285,9 +285,6 @@ class NaiveIndex:
         for found_hits in hits:
             found_hits.sort(key=lambda hit: (hit.text, hit.entry))
         return Scan(hits, done, seconds)
-
-    def search_truncated(self, text: str) -> list[Hit]:
-        return self._index.search_truncated(text)
 
     def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
         return self._index.search_truncated_in(texts)
