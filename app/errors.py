@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 
@@ -64,3 +65,28 @@ class ServiceUnavailable(ProblemError):
 def invalid_field(field: str, message: str) -> InvalidInput:
     """A 422 naming the request field at fault."""
     return InvalidInput(f"{field}: {message}", errors=[{"field": field, "message": message}])
+
+
+# Where FastAPI says a value came from: not part of the field's name for the client.
+_REQUEST_PARTS = frozenset({"body", "query", "path", "header"})
+
+
+def field_errors(errors: Iterable[Mapping[str, Any]], prefix: str = "") -> list[dict[str, str]]:
+    """Pydantic's errors as ``{"field", "message"}``: the field dotted (after ``prefix``,
+    such as ``cases.3.``), the message without pydantic's ``Value error, ``."""
+    fields = []
+    for error in errors:
+        parts = [str(part) for part in error["loc"]]
+        if parts and parts[0] in _REQUEST_PARTS:
+            parts = parts[1:] or parts
+        field = (prefix + ".".join(parts)).rstrip(".")
+        fields.append({"field": field, "message": error["msg"].removeprefix("Value error, ")})
+    return fields
+
+
+def fields_detail(fields: list[dict[str, str]], most: int | None = 5) -> str:
+    """The field errors (the first ``most``) as one line: ``shape: Field required; …``."""
+    return "; ".join(
+        f"{item['field']}: {item['message']}" if item["field"] else item["message"]
+        for item in fields[:most]
+    )

@@ -17,7 +17,7 @@ from starlette.types import Scope
 
 from app.api.headers import DEFAULT_HEADERS
 from app.api.paths import methods_for
-from app.errors import ProblemError
+from app.errors import ProblemError, field_errors, fields_detail
 from app.rendering.negotiation import prefers_html
 
 PROBLEM_JSON = "application/problem+json"
@@ -82,22 +82,13 @@ def _wants_page(scope: Scope) -> bool:
     return prefers_html(accept)
 
 
-def _field_name(loc: tuple[Any, ...]) -> str:
-    parts = [str(part) for part in loc]
-    if parts and parts[0] in {"body", "query", "path", "header"}:
-        parts = parts[1:] or parts
-    return ".".join(parts)
-
-
 def describe_validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
-    fields = []
     for error in errors:
         if error.get("type") == "json_invalid":
             position = error.get("ctx", {}).get("error", "")
             return f"Malformed JSON body: {position}".rstrip(": "), []
-        fields.append({"field": _field_name(tuple(error["loc"])), "message": error["msg"]})
-    detail = "; ".join(f"{item['field']}: {item['message']}" for item in fields[:5])
-    return detail or "Invalid request", fields
+    fields = field_errors(errors)
+    return fields_detail(fields) or "Invalid request", fields
 
 
 def install(app: FastAPI, page: ProblemPage | None = None) -> None:

@@ -6,6 +6,8 @@ import re
 
 from pydantic import ValidationError
 
+from app.errors import field_errors, fields_detail
+
 ELLIPSIS = "…"
 TRUNCATED = "… (truncated)"
 _FENCE = re.compile(r"^(`{3,})")
@@ -52,9 +54,4 @@ def open_fence(text: str) -> str | None:
 
 def validation_problem(exc: ValidationError) -> str:
     """Pydantic's errors as one line a person reads: ``shape: Field required``."""
-    problems = []
-    for error in exc.errors():
-        where = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: {message}" if where else message)
-    return "; ".join(problems)
+    return fields_detail(field_errors(exc.errors()), most=None)

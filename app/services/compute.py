@@ -28,7 +28,14 @@ from app.alignment import (
 )
 from app.alignment.shapes import MAX_RANK
 from app.alignment.smem import MAX_DEPTH, smem_budget
-from app.errors import InvalidInput, NotFound, ProblemError, invalid_field
+from app.errors import (
+    InvalidInput,
+    NotFound,
+    ProblemError,
+    field_errors,
+    fields_detail,
+    invalid_field,
+)
 from app.services.catalog import Catalog, operations_for_rule
 from app.services.computed import SmemBudgetOut, smem_budget_out
 
@@ -424,15 +431,8 @@ def _fix(fix: Fix) -> FixOut:
 
 def _invalid_case(prefix: str, exc: ValidationError) -> InvalidInput:
     """A case's validation errors as a 422 naming each field under ``cases.N.``."""
-    errors = [
-        {
-            "field": (prefix + ".".join(str(part) for part in error["loc"])).rstrip("."),
-            "message": error["msg"].removeprefix("Value error, "),
-        }
-        for error in exc.errors()
-    ]
-    detail = "; ".join(f"{error['field']}: {error['message']}" for error in errors[:5])
-    return InvalidInput(detail, errors=errors)
+    errors = field_errors(exc.errors(), prefix)
+    return InvalidInput(fields_detail(errors), errors=errors)
 
 
 def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
