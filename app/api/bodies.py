@@ -49,8 +49,8 @@ def json_body(
 
 class RequestRoute(APIRoute):
     """A route whose endpoint takes the ``Request`` alone and returns a ``Response``, called
-    as it is: FastAPI's dependency solving and response validation are left out, which on a
-    compute case seen before cost a third of the request's time in the app. The route is
+    as it is: FastAPI's dependency solving and response validation are left out, which cost
+    a compute case seen before a fifth of its time in the app (163 µs, now 129). The route is
     documented as any other (``response_model``, ``openapi_extra``), and exceptions reach
     the app's handlers as before."""
 
