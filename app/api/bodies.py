@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
-from fastapi import Request, Response
+from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 
 Model = TypeVar("Model", bound=BaseModel)
+Endpoint = TypeVar("Endpoint", bound=Callable[[Request], Coroutine[Any, Any, Response]])
 
 
 def parse_json(model: type[Model], body: bytes) -> Model:
@@ -56,3 +57,18 @@ class RequestRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         return self.endpoint
+
+
+def post_request_route(
+    router: APIRouter, path: str, **documented: Any
+) -> Callable[[Endpoint], Endpoint]:
+    """Decorator: the endpoint answers ``POST path`` through a ``RequestRoute``, documented
+    with ``documented`` (``response_model``, ``summary``, ``openapi_extra``...)."""
+
+    def add(endpoint: Endpoint) -> Endpoint:
+        router.add_api_route(
+            path, endpoint, methods=["POST"], route_class_override=RequestRoute, **documented
+        )
+        return endpoint
+
+    return add

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.bodies import RequestRoute, json_body, parse_json
+from app.api.bodies import json_body, parse_json, post_request_route
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import CatalogDep, get_catalog
 from app.api.offload import cpu_bound, on_loop_unless_engine
@@ -33,6 +33,14 @@ from app.services.computed import SmemBudgetOut
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 
 
+@post_request_route(
+    router,
+    "",
+    response_model=ComputeResponse,
+    summary="Verdict and verified fixes for one case",
+    responses=MARKDOWN_ANSWER,
+    openapi_extra=json_body(ComputeRequest),
+)
 async def compute(http: Request) -> Response:
     """The busiest endpoint reads its body itself and answers with JSON serialized once per
     case (see ``app/api/bodies.py`` and ``ComputeService.answer``)."""
@@ -44,18 +52,6 @@ async def compute(http: Request) -> Response:
     if prefers_markdown(http.headers.get("accept")):
         return markdown_response([compute_card(answer.response, links_for(http))])
     return Response(answer.json, media_type="application/json")
-
-
-router.add_api_route(
-    "",
-    compute,
-    methods=["POST"],
-    route_class_override=RequestRoute,
-    response_model=ComputeResponse,
-    summary="Verdict and verified fixes for one case",
-    responses=MARKDOWN_ANSWER,
-    openapi_extra=json_body(ComputeRequest),
-)
 
 
 @router.post(

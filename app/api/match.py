@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Request, Response
 from pydantic import Field, TypeAdapter, ValidationError
 
-from app.api.bodies import RequestRoute, invalid_at, invalid_body, json_body
+from app.api.bodies import invalid_at, invalid_body, json_body, post_request_route
 from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
@@ -41,6 +41,17 @@ _JAX_VERSION_PARAMETER = {
 }
 
 
+@post_request_route(
+    router,
+    "/match",
+    response_model=MatchResponse,
+    summary="Find known errors in a pasted traceback",
+    responses=MARKDOWN_ANSWER,
+    openapi_extra={
+        **json_body(MatchRequest, {"text/plain": {"schema": {"type": "string", "minLength": 1}}}),
+        "parameters": [_JAX_VERSION_PARAMETER],
+    },
+)
 async def match(request: Request) -> Response:
     body = await request.body()
     jax_version = _jax_version(request)
@@ -64,21 +75,6 @@ async def match(request: Request) -> Response:
     if prefers_markdown(request.headers.get("accept")):
         return markdown_response(match_cards(result, catalog.records, links_for(request)))
     return Response(_ANSWER.dump_json(result), media_type="application/json")
-
-
-router.add_api_route(
-    "/match",
-    match,
-    methods=["POST"],
-    route_class_override=RequestRoute,
-    response_model=MatchResponse,
-    summary="Find known errors in a pasted traceback",
-    responses=MARKDOWN_ANSWER,
-    openapi_extra={
-        **json_body(MatchRequest, {"text/plain": {"schema": {"type": "string", "minLength": 1}}}),
-        "parameters": [_JAX_VERSION_PARAMETER],
-    },
-)
 
 
 def _jax_version(request: Request) -> str | None:
