@@ -80,6 +80,11 @@ def gpus_with_limit(limit: int) -> tuple[Gpu, ...]:
     return tuple(gpu for gpu in GPUS if gpu.max_smem_bytes == limit)
 
 
+def gpus_fitting(smem_bytes: int) -> tuple[Gpu, ...]:
+    """The GPUs whose opt-in limit holds ``smem_bytes``."""
+    return tuple(gpu for gpu in GPUS if smem_bytes <= gpu.max_smem_bytes)
+
+
 @dataclass(frozen=True)
 class SmemBuffer:
     """One SMEM allocation: a pipelined input or output block, or a scratch buffer."""
@@ -148,7 +153,7 @@ class Budget:
 
     @property
     def fits_on(self) -> tuple[Gpu, ...]:
-        return tuple(gpu for gpu in GPUS if self.smem_bytes <= gpu.max_smem_bytes)
+        return gpus_fitting(self.smem_bytes)
 
 
 def over_percent(smem_bytes: int, limit: int) -> float:

@@ -11,7 +11,14 @@ from rapidfuzz import fuzz, utils
 
 from app.alignment import AlignmentInputError
 from app.alignment.operations import MBARRIER_BYTES, smem_aligned
-from app.alignment.smem import GPUS, Budget, Gpu, gpus_with_limit, over_percent, smem_budget
+from app.alignment.smem import (
+    Budget,
+    Gpu,
+    gpus_fitting,
+    gpus_with_limit,
+    over_percent,
+    smem_budget,
+)
 from app.knowledge.primitives import (
     Lowered,
     PrimitiveLowering,
@@ -214,9 +221,7 @@ def _memory(overflow: MemoryOverflow, hints: BudgetHints, jax_version: str | Non
         overBytes=max(0, overflow.requested - overflow.limit),
         overPercent=over_percent(overflow.requested, overflow.limit),
         devices=[_gpu_label(g) for g in gpus_with_limit(overflow.limit)] if gpu else [],
-        fitsOn=[_gpu_label(g) for g in GPUS if overflow.requested <= g.max_smem_bytes]
-        if gpu
-        else [],
+        fitsOn=[_gpu_label(g) for g in gpus_fitting(overflow.requested)] if gpu else [],
         maxConcurrentSteps=steps,
         fittingDepth=_depth_from_bytes(overflow, steps) if steps else None,
         budget=_inferred_budget(overflow, hints, jax_version) if steps else None,
