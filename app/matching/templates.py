@@ -38,7 +38,12 @@ _TRANSPARENT_CALLS = ("tuple", "list", "str", "repr")
 _REFERENCE = re.compile(r"(?P<path>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:\[\s*(?P<index>-?\d+)\s*\])?")
 _ARITHMETIC = re.compile(r"[-+*/%]|\b(?:len|sum|prod|int)\s*\(")
 _NOISE_WORDS = frozenset({"self", "math", "np", "jnp", "utils", "fa", "mgpu"})
-_SPECIAL_CHAR = re.compile(r"[\\.^$|?*+()\[\]{}]")
+# A regular expression's special characters escaped, and the line breaks and tabs a
+# template may hold spelled out, in one ``str.translate`` (imports escape 100,000 messages).
+_ESCAPES = str.maketrans(
+    {**{char: "\\" + char for char in "\\.^$|?*+()[]{}"}, "\t": r"\t", "\n": r"\n", "\r": r"\r"}
+)
+_SPACE_RUN = re.compile(r" {2,}")
 _BRACE = re.compile(r"[{}]")
 # A field holding no quote, bracket or brace ends at the next "}" (``{x.shape}``, ``{bytes=}``).
 _PLAIN_FIELD = re.compile(r"\{[^{}()\[\]'\"]*\}")
@@ -246,9 +251,8 @@ def _unique(name: str, used: dict[str, int]) -> str:
 
 
 def _escape_literal(text: str) -> str:
-    escaped = _SPECIAL_CHAR.sub(r"\\\g<0>", text)
-    escaped = escaped.replace("\t", r"\t").replace("\n", r"\n").replace("\r", r"\r")
-    return re.sub(r" {2,}", " +", escaped)
+    escaped = text.translate(_ESCAPES)
+    return _SPACE_RUN.sub(" +", escaped) if "  " in escaped else escaped
 
 
 # --- compiling untrusted patterns ------------------------------------------------------

@@ -3,6 +3,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.matching.templates import (
     PatternError,
@@ -85,6 +87,16 @@ def test_double_space_tolerates_collapsed_space() -> None:
 def test_literal_braces_and_regex_characters() -> None:
     pattern = derive_pattern("a {{b}} (c) [d] *e+ ^f$ | g? \\ h. {x!r:>4}")
     assert re.fullmatch(pattern, r"a {b} (c) [d] *e+ ^f$ | g? \ h. 'v'")
+
+
+@given(st.text(st.characters(blacklist_characters="{}", blacklist_categories=("Cs",))))
+def test_literal_text_matches_itself_and_only_itself(text: str) -> None:
+    """Every regular-expression character, tab and line break of a message is literal."""
+    pattern = derive_pattern(text)
+    assert re.fullmatch(pattern, text)
+    for at, char in enumerate(text):
+        other = text[:at] + ("b" if char == "a" else "a") + text[at + 1 :]
+        assert re.fullmatch(pattern, other) is None, other
 
 
 def test_unclosed_brace_is_literal() -> None:
