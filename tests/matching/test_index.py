@@ -104,6 +104,25 @@ def test_index_of_literal_patterns_only_agrees_with_a_naive_loop() -> None:
     assert len({text for _, text, _ in hits}) > 5
 
 
+def test_hits_are_in_characters_for_ascii_text_and_beyond() -> None:
+    """ASCII text is searched as bytes, other text as ``str``: both give ``str`` captures
+    and offsets in characters, as Python's ``re`` does."""
+    pattern = derive_pattern("tile {x.shape} of {name} is not supported")
+    index = PatternIndex.build([PatternEntry("r", pattern, "current")])
+    texts = [
+        "E: tile (3, 5) of smem is not supported",
+        "Échec : tile (3, 5) of sméм is not supported",
+    ]
+    hits = index.search(texts)
+    assert [hit.text for hit in hits] == [0, 1]
+    for hit in hits:
+        expected = re.search(pattern, texts[hit.text])
+        assert expected is not None
+        assert (hit.start, hit.end) == expected.span()
+        assert hit.captures == expected.groupdict()
+    assert hits[1].captures["name"] == "sméм"
+
+
 def test_tuple_entries_and_variants() -> None:
     index = PatternIndex.build([("rec", "Only aligned copies are supported", "jax<=0.7 wording")])
     [hit] = index.search(["NotImplementedError: Only aligned copies are supported"])
