@@ -304,12 +304,14 @@ class MatchService:
         if values.shape is None or values.dtype is None:
             return None, None, _missing_values(values.shape, values.dtype)
         operations = _by_hints(info.operations, request.text)
+        refused: list[str] = []  # why the engine could not take the values in a construct
         for operation in operations:
             try:
                 verdict = self.engine.verdict(
                     operation, tuple(values.shape), values.dtype, request.jaxVersion
                 )
-            except AlignmentInputError:
+            except AlignmentInputError as exc:
+                refused.append(str(exc))
                 continue
             first = verdict.first_violation
             if first is not None and first.rule_id == info.rule:
@@ -322,11 +324,12 @@ class MatchService:
                     )
                 )
                 return operation, _from_the_users_line(fix, match.user_frame), None
+        because = f" ({'; '.join(dict.fromkeys(refused))})" if refused else ""
         return (
             operations[0],
             None,
             f"for shape {values.shape} and {values.dtype} the engine does not reproduce "
-            f"this error in {', '.join(operations)}",
+            f"this error in {', '.join(operations)}{because}",
         )
 
     def _suggestions(

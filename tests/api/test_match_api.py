@@ -55,6 +55,20 @@ def test_plain_text_body_and_the_quickstart_error(client: httpx.Client) -> None:
     assert found["fix"]["fixes"][0]["shape"] == [128]
 
 
+def test_a_fix_unavailable_in_the_release_says_why(client: httpx.Client) -> None:
+    """The async store's wording read in a release older than the async store: no fix, and
+    the answer says what the engine knows of that release instead of only that it has none."""
+    line = "ValueError: Can only transfer integer bytes (shape=(7,), dtype=int4)"
+    older = match(client, line, jaxVersion="0.7.2")["matches"][0]
+    assert older["rule"] == "MGPU-ASYNC-STORE-INTEGER-BYTES" and older["fix"] is None
+    assert older["fixUnavailable"] == (
+        "for shape [7] and int4 the engine does not reproduce this error in async_store"
+        " (async_store exists from JAX 0.10.1 on, not in 0.7.2)"
+    )
+    current = match(client, line, jaxVersion="0.10.2")["matches"][0]
+    assert current["fixUnavailable"] is None and current["fix"]["fixes"][0]["verified"]
+
+
 def test_seed_pattern_lazy_group_still_captures_the_whole_number(client: httpx.Client) -> None:
     line = (
         "NotImplementedError: Only copies transferring a number of bytes divisible by the "
