@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from app.matching.scan import line_starts, lines_holding
 
@@ -140,19 +140,13 @@ def normalize(paste: str | bytes) -> NormalizedPaste:
     if is_html or ansi:
         for number, raw in enumerate(original, start=1):
             for piece in _html_lines(raw) if is_html else (raw,):
-                line = _clean_line(piece, is_html, ansi)
-                if line is not None:
-                    lines.append(line)
-                    origins.append(number)
+                lines.append(_clean_line(piece, is_html, ansi))
+                origins.append(number)
         return NormalizedPaste(tuple(lines), tuple(origins), original)
     if plain and "\r" not in text:
         return _normalize_plain(text, original)
-    for number, raw in enumerate(original, start=1):
-        cleaned = _clean_line(raw, False, False)
-        if cleaned is not None:
-            lines.append(cleaned)
-            origins.append(number)
-    return NormalizedPaste(tuple(lines), tuple(origins), original)
+    cleaned = tuple(_clean_line(raw, False, False) for raw in original)
+    return NormalizedPaste(cleaned, tuple(range(1, len(cleaned) + 1)), original)
 
 
 def paste_end(text: str, max_bytes: int = MAX_PASTE_BYTES) -> str | None:
@@ -172,7 +166,7 @@ def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
     the few that may need more, a logger prefix or markup, and only those are cleaned one
     by one.
     """
-    cleaned: list[str | None] = [raw.rstrip() for raw in original]
+    cleaned = [raw.rstrip() for raw in original]
     for number in _may_start_a_prefix(text):
         cleaned[number] = _strip_prefixes(original[number].rstrip())
     starts = line_starts(original)
@@ -182,13 +176,7 @@ def _normalize_plain(text: str, original: tuple[str, ...]) -> NormalizedPaste:
     bold = [number for number in starred if _BOLD_CLOSING.search(original[number])]
     for number in {*lines_holding(_MARKUP_CHARACTERS_BUT_STAR, text, starts), *bold}:
         cleaned[number] = _clean_line(original[number], False, False)
-    if None not in cleaned:  # no line was only a code fence
-        lines = cast("list[str]", cleaned)
-        return NormalizedPaste(tuple(lines), tuple(range(1, len(lines) + 1)), original)
-    kept = [(line, number) for number, line in enumerate(cleaned, start=1) if line is not None]
-    return NormalizedPaste(
-        tuple(line for line, _ in kept), tuple(number for _, number in kept), original
-    )
+    return NormalizedPaste(tuple(cleaned), tuple(range(1, len(cleaned) + 1)), original)
 
 
 def _may_start_a_prefix(text: str) -> list[int]:
@@ -257,8 +245,9 @@ def _html_lines(raw: str) -> list[str]:
     return _HTML_LINE_BREAK.split(_HTML_DROPPED.sub("", raw))
 
 
-def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
-    """One cleaned line, or ``None`` for a line that is only markup (a code fence).
+def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str:
+    """One cleaned line; a code fence's line is left blank, as it ends what stands before
+    it (a message is not continued by the chat that follows its block).
 
     Each step runs only when the line holds the character its pattern needs, which keeps
     a long plain traceback cheap; ``ansi=False`` says the paste has no ANSI code at all.
@@ -276,7 +265,7 @@ def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str | None:
     line = _strip_prefixes(line.rstrip())
     if "```" in line or "~~~" in line:
         if _FENCE.match(line):
-            return None
+            return ""
         line = _INLINE_FENCE.sub(r"\1", line)
     if line.startswith("`"):
         line = _INLINE_CODE.sub(r"\1", line)

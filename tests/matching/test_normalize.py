@@ -63,11 +63,11 @@ def test_prefixes_nest() -> None:
     assert lines("> 2026-08-27T09:53:25Z [stderr] E   ValueError: x") == ["ValueError: x"]
 
 
-def test_code_fences_are_dropped_and_lines_keep_their_numbers() -> None:
+def test_code_fences_are_left_blank_and_lines_keep_their_numbers() -> None:
     paste = normalize("intro\n```python\nValueError: x\n```\nafter")
-    assert paste.lines == ("intro", "ValueError: x", "after")
-    assert paste.origins == (1, 3, 5)
-    assert paste.original_line(1) == "ValueError: x"
+    assert paste.lines == ("intro", "", "ValueError: x", "", "after")
+    assert paste.origins == (1, 2, 3, 4, 5)
+    assert paste.original_line(2) == "ValueError: x"
 
 
 def test_crlf_and_cr_line_breaks() -> None:

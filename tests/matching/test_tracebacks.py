@@ -123,6 +123,18 @@ def test_multi_line_message_ends_at_a_blank_line() -> None:
     )
 
 
+@pytest.mark.parametrize("fence", ["```", "~~~", "> ```"])
+def test_a_closing_code_fence_ends_the_message(fence: str) -> None:
+    """What a chat message says after the block is not part of the error's message."""
+    [record] = read(
+        f"my kernel fails:\n{fence}\nTraceback (most recent call last):\n"
+        f'  File "kernel.py", line 9, in body\n    copy(x, smem)\nValueError: {COPY_INT4}\n'
+        f"{fence}\nusing jax==0.7.2 btw"
+    )
+    assert record.in_traceback
+    assert record.message_lines == (COPY_INT4,)
+
+
 def test_two_lone_exceptions_are_not_one_message() -> None:
     records = read("ValueError: first problem\nNotImplementedError: second problem")
     assert [r.message for r in records] == ["first problem", "second problem"]
