@@ -35,6 +35,7 @@ _OPERATION_HINTS = {
     "smem_bitcast": ("_handle_dtype_bitcast", "bitcast"),
     "pallas_call": ("pallas_call", "emit_pipeline", "offset: ?>"),
     "copy_gmem_to_smem": ("copy_gmem_to_smem",),
+    "copy_smem_to_gmem": ("copy_smem_to_gmem",),
 }
 
 

@@ -55,6 +55,39 @@ def test_plain_text_body_and_the_quickstart_error(client: httpx.Client) -> None:
     assert found["fix"]["fixes"][0]["shape"] == [128]
 
 
+def test_a_github_issue_about_a_copy_to_gmem_gets_that_constructs_fix(
+    client: httpx.Client,
+) -> None:
+    """Markdown as an issue puts it: the block's shape in a code fence, the traceback in a
+    folded one, the versions under System info. The copy runs SMEM to GMEM, and the fix is
+    that construct's (the record's constructs once left it out: no fix at all)."""
+    tail = (TRACEBACKS / "MGPU-TMA-LASTDIM-128BITS.txt").read_text().splitlines()[-25:]
+    issue = "\n".join(
+        [
+            "### Description",
+            "Lowering my kernel for H100 fails. Repro:",
+            "```python",
+            "smem = plgpu.SMEM((3,), jnp.float32)",
+            "```",
+            "<details><summary>Traceback</summary>",
+            "",
+            "```",
+            *tail,
+            "```",
+            "</details>",
+            "",
+            "### System info",
+            "jax: 0.10.2",
+        ]
+    )
+    [found] = match(client, issue)["matches"]
+    assert (found["rule"], found["operation"]) == ("MGPU-TMA-LASTDIM-128BITS", "copy_smem_to_gmem")
+    assert (found["values"]["shape"], found["values"]["dtype"]) == ([3], "float32")
+    assert found["fix"]["firstViolation"]["message"].endswith("divisible by 128, but got 96")
+    fix = found["fix"]["fixes"][0]
+    assert (fix["shape"], fix["dtype"], fix["verified"]) == ([4], "float32", True)
+
+
 def test_a_fix_unavailable_in_the_release_says_why(client: httpx.Client) -> None:
     """The async store's wording read in a release older than the async store: no fix, and
     the answer says what the engine knows of that release instead of only that it has none."""
