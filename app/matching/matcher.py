@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -364,7 +364,7 @@ def _in_loose_lines(
         if line == last or not lines[line + 1].strip() or len(text) in TERMINAL_WIDTHS:
             cuts.append((line, text.strip(), False))
         if "`" in text:
-            cuts.extend((line, span, False) for span in _CODE_SPAN.findall(text))
+            cuts.extend(_cut_spans(line, text, markers))
     for hit in index.search_truncated_in([text for _, text, _ in cuts]):
         line, text, marked = cuts[hit.text]
         seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
@@ -375,6 +375,18 @@ def _in_loose_lines(
         error = ("line", line)
         candidates.append(_Candidate(error, hit, line, None, text, score, False, inner, "cut line"))
     return candidates
+
+
+def _cut_spans(line: int, text: str, markers: bool) -> Iterator[tuple[int, str, bool]]:
+    """The spans in backticks of a line, each as ``_in_loose_lines`` tries a cut: the text
+    up to a truncation marker inside it (a span ``ValueError: Async copies req…``), else
+    the whole span, which may end part-way through a message without a marker."""
+    for span in _CODE_SPAN.findall(text):
+        cut = find_truncation(span) if markers else None
+        if cut is None:
+            yield line, span, False
+        else:
+            yield line, span[: cut.start()].strip(), True
 
 
 def _in_wrapped_lines(

@@ -115,8 +115,9 @@ ISSUE_EXAMPLE = (
         f"worker 3: {ISSUE_EXAMPLE}",
         f"It says `{ISSUE_EXAMPLE}` and stops",
         f"- {ISSUE_EXAMPLE} (and more)…",
+        f"anyone seen `{ISSUE_EXAMPLE[:-10]}…` on H100?",
     ],
-    ids=["end of line", "after a prefix", "closing backtick", "marker"],
+    ids=["end of line", "after a prefix", "closing backtick", "marker", "marker in backticks"],
 )
 def test_a_message_cut_short_is_read_with_its_values(paste: str) -> None:
     match = found(match_paste(paste, catalog_index()), "MGPU-WGSTRIDED-ELEMENT-MULTIPLE")
