@@ -188,7 +188,7 @@ def match_paste(
     unread = set(range(len(paste.lines))).difference(claimed, reading.structure)
     loose = [n for n in sorted(unread) if paste.lines[n].strip()]
     joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
-    texts, owners = _message_texts(records, joined)
+    texts, owners = _message_texts(records, joined, paste.lines)
     # One search over the messages and the loose lines; hits come ordered by text.
     hits = index.search([*texts, *(paste.lines[n] for n in loose)])
     split = bisect.bisect_left(hits, len(texts), key=lambda hit: hit.text)
@@ -219,7 +219,7 @@ def match_paste(
 
 
 def _message_texts(
-    records: Sequence[ExceptionRecord], joined: Sequence[str]
+    records: Sequence[ExceptionRecord], joined: Sequence[str], lines: Sequence[str]
 ) -> tuple[list[str], list[tuple[int, int | None]]]:
     """Each message line, and each multi-line message joined (a wrapped long line), with
     the record and line each came from (``None``: the joined message)."""
@@ -233,7 +233,25 @@ def _message_texts(
         if len(record.message_lines) > 1:
             texts.append(joined[number])
             owners.append((number, None))
+            printed = _as_printed(record, lines)
+            if printed is not None:
+                texts.append(printed)
+                owners.append((number, None))
     return texts, owners
+
+
+def _as_printed(record: ExceptionRecord, lines: Sequence[str]) -> str | None:
+    """A message that a terminal cut at its width (``...along the last dimens`` then
+    ``ion to be divisible...``) joined as it was printed, with no space where it was cut;
+    ``None`` when none of its lines is as wide as a terminal. Searched besides the message
+    joined with spaces, since a line can be that wide by chance."""
+    numbers = record.message_line_numbers
+    if not any(len(lines[line]) in TERMINAL_WIDTHS for line in numbers[:-1]):
+        return None
+    parts = [record.message_lines[0].strip()]
+    for previous, text in zip(numbers, record.message_lines[1:], strict=False):
+        parts.append(text if len(lines[previous]) in TERMINAL_WIDTHS else f" {text.strip()}")
+    return "".join(parts).rstrip()
 
 
 def _in_messages(

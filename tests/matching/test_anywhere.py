@@ -194,3 +194,16 @@ def test_a_message_broken_over_lines_is_read_as_one(paste: str) -> None:
     assert match.found_in == "wrapped line"
     assert match.captures["bytes"] == "32"
     assert match.values.bytes == 32
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_an_exception_line_a_terminal_cut_at_its_width_is_read_as_printed(width: int) -> None:
+    """The cut falls mid-word (``warpgrou`` / ``p size``): joined with a space, as the
+    lines of a message are, it would match nothing."""
+    line = f"ValueError: {WARPGROUP}"
+    printed = "\n".join(line[i : i + width] for i in range(0, len(line), width))
+    assert line[width - 1 : width + 1].isalpha()  # mid-word
+    paste = f'Traceback (most recent call last):\n  File "k.py", line 3, in <module>\n{printed}'
+    match = found(match_paste(paste, catalog_index()), "MGPU-COPY-WARPGROUP-BYTES")
+    assert match.found_in == "wrapped message"
+    assert match.values.bytes == 32
