@@ -40,7 +40,7 @@ _INDENTED_FRAME = re.compile(
 # It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
 # looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
 _VERSION = re.compile(
-    r"(?P<package>jax(?=[l _v=:\s-])(?:lib)?)(?:[ _-]?version)?"
+    r"(?P<package>jax(?=[l _v=:\s-]|\.__version__)(?:lib)?)(?:[ _-]?version|\.__version__\)?)?"
     r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")

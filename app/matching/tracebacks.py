@@ -65,6 +65,8 @@ _CHAIN_LINKS = {
     "During handling of the above exception, another exception occurred:": "context",
 }
 _SEPARATOR = re.compile(r"-{4,}")
+# Python's and IPython's prompts, before the next command of an interactive session.
+_PROMPT = re.compile(r"\s*(?:>>>|In \[\d+\]:)(?: |$)")
 # No part of it crosses a line break (``[^\S\n]`` for ``\s``, ``(?![^\n])`` for ``$``):
 # the bulk passes run it over all the lines joined.
 _FRAME_PATTERN = (
@@ -392,8 +394,13 @@ def _is_frame(text: str) -> bool:
 
 
 def _ends_message(text: str) -> bool:
-    """A message runs on until a blank line, furniture, or the next exception line."""
-    return _is_furniture(text) or _STRICT_EXCEPTION.fullmatch(text.strip()) is not None
+    """A message runs on until a blank line, furniture, the next exception line, or the
+    prompt of an interactive session (the user's next command)."""
+    return (
+        _is_furniture(text)
+        or _STRICT_EXCEPTION.fullmatch(text.strip()) is not None
+        or _PROMPT.match(text) is not None
+    )
 
 
 def _indent(text: str) -> int:

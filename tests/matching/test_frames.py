@@ -109,6 +109,8 @@ def test_the_raising_frames_line_names_the_releases_with_a_site_there() -> None:
         ("jaxlib 0.10.0.dev20260101 installed from nightly", "0.10.0"),
         ('  File "/opt/conda/lib/python3.11/site-packages/jax-0.8.1.dist-info/x.py"', "0.8.1"),
         ("jax:    0.9.0.1", "0.9.0.1"),
+        (">>> jax.__version__\n'0.8.1'", "0.8.1"),
+        (">>> print(jax.__version__)\n0.9.2", "0.9.2"),
     ],
 )
 def test_an_explicit_version_is_read(line: str, release: str) -> None:

@@ -135,6 +135,13 @@ def test_a_closing_code_fence_ends_the_message(fence: str) -> None:
     assert record.message_lines == (COPY_INT4,)
 
 
+@pytest.mark.parametrize("prompt", [">>> jax.__version__", "In [4]: jax.__version__"])
+def test_an_interactive_prompt_ends_the_message(prompt: str) -> None:
+    """The user's next command in a REPL session is not part of the error's message."""
+    [record] = read(f"ValueError: {COPY_INT4}\n{prompt}\n'0.8.1'")
+    assert record.message_lines == (COPY_INT4,)
+
+
 def test_two_lone_exceptions_are_not_one_message() -> None:
     records = read("ValueError: first problem\nNotImplementedError: second problem")
     assert [r.message for r in records] == ["first problem", "second problem"]
