@@ -125,7 +125,6 @@ class PatternIndex:
         self._unindexed = unindexed
         self._compiled: OrderedDict[int, Any] = OrderedDict()
         self._prefixes: dict[int, _Prefix | None] = {}
-        self._group_names: dict[int, tuple[str, ...]] = {}  # read from RE2 once per entry
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
@@ -243,13 +242,10 @@ class PatternIndex:
 
     def group_names(self, entry: int) -> tuple[str, ...]:
         """The pattern's named groups, in pattern order (empty if RE2 refused it)."""
-        names = self._group_names.get(entry)
-        if names is None:
-            compiled = self._compile(entry)
-            groups = {} if compiled is None else compiled.groupindex
-            names = tuple(sorted(groups, key=groups.__getitem__))
-            self._group_names[entry] = names
-        return names
+        compiled = self._compile(entry)
+        if compiled is None:
+            return ()
+        return tuple(key for key in _capture_keys(compiled) if not key.isdigit())
 
     def pattern(self, entry: int) -> str:
         """The pattern as it runs (a trailing lazy group extended to the end of the line)."""

@@ -382,7 +382,7 @@ def _in_loose_lines(
         if line == last or not lines[line + 1].strip() or len(text) in TERMINAL_WIDTHS:
             cuts.append((line, text.strip(), False))
         if "`" in text:
-            cuts.extend(_cut_spans(line, text, markers))
+            cuts.extend((line, span, marked) for span, marked in _cut_spans(text, markers))
     for hit in index.search_truncated_in([text for _, text, _ in cuts]):
         line, text, marked = cuts[hit.text]
         seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
@@ -395,16 +395,17 @@ def _in_loose_lines(
     return candidates
 
 
-def _cut_spans(line: int, text: str, markers: bool) -> Iterator[tuple[int, str, bool]]:
-    """The spans in backticks of a line, each as ``_in_loose_lines`` tries a cut: the text
-    up to a truncation marker inside it (a span ``ValueError: Async copies req…``), else
-    the whole span, which may end part-way through a message without a marker."""
+def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:
+    """The spans in backticks of a line, each as ``_in_loose_lines`` tries a cut, with
+    whether a marker cut it: the text up to a truncation marker inside it (a span
+    ``ValueError: Async copies req…``), else the whole span, which may end part-way through
+    a message without a marker."""
     for span in _CODE_SPAN.findall(text):
         cut = find_truncation(span) if markers else None
         if cut is None:
-            yield line, span, False
+            yield span, False
         else:
-            yield line, span[: cut.start()].strip(), True
+            yield span[: cut.start()].strip(), True
 
 
 def _in_wrapped_lines(
