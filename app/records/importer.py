@@ -9,17 +9,15 @@ and the field.
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import collector
 from app.db import transaction
 from app.errors import InvalidInput
 from app.records.pages import PageParseError, parse_page
@@ -99,7 +97,8 @@ class Incoming:
 
 def import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
     """Validate and upsert every record of one document; ImportFailed on the first bad one."""
-    with _collector_paused():
+    # An import holds every record of its document until the last is written.
+    with collector.paused():
         return _import_text(store, text, source)
 
 
@@ -127,35 +126,6 @@ def _import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
         if outcome is Outcome.ADDED:
             summary.annotations_added += 1
     return summary
-
-
-_collector_pauses = 0  # imports under way, which the cyclic garbage collector waits for
-_collector_was_enabled = True
-_collector_lock = threading.Lock()
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Keep Python's cyclic garbage collector from running while a document is imported.
-
-    An import holds every record of its document until the last is written, a dozen dicts,
-    lists and models each, and every full collection walked them all again: a third of an
-    import of 100,000 records. Records hold no reference cycles, so there is nothing for it
-    to find; it runs again once the last concurrent import is over.
-    """
-    global _collector_pauses, _collector_was_enabled
-    with _collector_lock:
-        if _collector_pauses == 0:
-            _collector_was_enabled = gc.isenabled()
-            gc.disable()
-        _collector_pauses += 1
-    try:
-        yield
-    finally:
-        with _collector_lock:
-            _collector_pauses -= 1
-            if _collector_pauses == 0 and _collector_was_enabled:
-                gc.enable()
 
 
 def import_paths(

@@ -13,9 +13,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import collector
 from app.matching.templates import derive_pattern
 from app.records import store as stores
-from app.records.importer import ImportFailed, _collector_paused, import_paths, import_text
+from app.records.importer import ImportFailed, import_paths, import_text
 from app.records.models import RecordRow
 from app.records.store import Outcome, RecordStore
 from tests.conftest import SEED_DIR
@@ -164,7 +165,7 @@ def test_the_garbage_collector_waits_for_every_import_and_runs_again_after_them(
     assert gc.isenabled()
     run(session_factory, json.dumps(record()))
     assert collecting == [False] and gc.isenabled()
-    with _collector_paused():  # another import, under way until this block ends
+    with collector.paused():  # another import, under way until this block ends
         run(session_factory, json.dumps(record()))
         assert not gc.isenabled()
     assert collecting == [False, False] and gc.isenabled()

@@ -3,9 +3,12 @@ records are applied in place, an import is rebuilt in a thread while the old one
 
 from __future__ import annotations
 
+import gc
 import json
 import uuid
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
@@ -43,7 +46,11 @@ def put(sessions: sessionmaker[Session], record: dict[str, object]) -> None:
 
 
 def matched(cache: CatalogCache, text: str) -> list[str]:
-    report = match_paste(f"ValueError: {text}", cache.current().patterns)
+    return matched_in(cache.current(), text)
+
+
+def matched_in(catalog: catalogs.Catalog, text: str) -> list[str]:
+    report = match_paste(f"ValueError: {text}", catalog.patterns)
     return [match.record_id for match in report.matches]
 
 
@@ -114,3 +121,31 @@ def test_too_many_overlaid_entries_are_folded_into_a_rebuilt_index(
     assert isinstance(cache.current().patterns, PatternIndex)
     assert cache.current().live_records == 4
     assert matched(cache, f"{sprocket} 5") == ["w3"]
+
+
+def test_a_catalog_is_built_with_the_collector_paused_and_freed_without_it(
+    sessions: sessionmaker[Session], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector waits for a build; a catalog, frozen out of its passes at start, is
+    freed all the same once replaced, since it holds no reference cycles."""
+    for number in range(3):
+        put(sessions, widget(number))
+    collecting: list[bool] = []
+    build = PatternIndex.build
+
+    def watched(entries: Iterable[Any]) -> PatternIndex:
+        collecting.append(gc.isenabled())
+        return build(entries)
+
+    monkeypatch.setattr(PatternIndex, "build", watched)
+    with transaction(sessions) as session:
+        built = catalogs.load_catalog(RecordStore(session), 1)
+    assert collecting == [False] and gc.isenabled()
+    assert matched_in(built, "Widget 2 is misaligned by 8") == ["w2"]
+    alive: list[weakref.ref[Any]] = [weakref.ref(built), weakref.ref(built.patterns)]
+    gc.disable()
+    try:
+        del built
+        assert [ref() for ref in alive] == [None, None]
+    finally:
+        gc.enable()
