@@ -29,12 +29,19 @@ from app.knowledge.releases import release_commits, release_key, source_url
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
-# "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants", and
-# IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)".
+# "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants",
+# IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)", and pytest's
+# "/x/jax/_src/pallas/core.py:770: in check_invariants" or, after the source and E lines of
+# the frame that raised, "/x/jax/_src/pallas/core.py:770: ValueError" (no function).
 _INDENTED_FRAME = re.compile(
-    r'\s*File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
+    r'\s*(?:File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
+    r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
+# pytest's location of the frame that raised, right after that frame's E lines.
+_PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+\s*$")
+# pytest's location of a frame whose source it printed above, without the function's name.
+_PYTEST_UNNAMED = re.compile(r"\s*(\S+?\.py:\d+):(?: [\w.]+)?\s*")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
 # It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
@@ -217,12 +224,19 @@ class FrameIndex:
         placed = self._placed
         found = []
         for number, text in enumerate(lines):
-            if "File " in text and number in numbers:
-                frame = placed.get(text, _UNREAD)
-                if frame is _UNREAD:
-                    frame = self._place(text)
-                if frame is not None:
-                    found.append((number, frame))
+            if number not in numbers:
+                continue
+            if "File " not in text:
+                if ".py:" not in text:
+                    continue
+                if (unnamed := _PYTEST_UNNAMED.fullmatch(text)) is not None:
+                    function = _function_above(lines, number)
+                    text = f"{unnamed[1]}: in {function}" if function else text
+            frame = placed.get(text, _UNREAD)
+            if frame is _UNREAD:
+                frame = self._place(text)
+            if frame is not None:
+                found.append((number, frame))
         return found
 
     def _place(self, text: str) -> _PlacedFrame | None:
@@ -237,7 +251,7 @@ class FrameIndex:
                 mask |= site_mask
             kind = "frame" if mask else "function"
             mask = mask or self.functions.get((frame.file, frame.function), 0)
-            shown = f"{frame.file}:{frame.line} {frame.function}"
+            shown = f"{frame.file}:{frame.line} {frame.function}".rstrip()
             placed = _PlacedFrame(frame.file, frame.line, frame.function, shown, kind, mask)
         if len(self._placed) >= MAX_REMEMBERED:
             self._placed.clear()
@@ -246,22 +260,29 @@ class FrameIndex:
 
     def _frame(self, match: re.Match[str], number: int) -> Frame | None:
         """The frame a line matching ``_INDENTED_FRAME`` shows, if its file has mined sites."""
-        path = match["path"] or match["ipath"]
+        path = match["path"] or match["ipath"] or match["ppath"]
         file = self._file(path.replace("\\", "/"))
         if file is None:
             return None
-        line = int(match["line"] or match["iline"])
-        function = (match["function"] or match["ifunction"]).rsplit(".", 1)[-1]
-        return Frame(file, line, function, number)
+        line = int(match["line"] or match["iline"] or match["pline"])
+        function = match["function"] or match["ifunction"] or match["pfunction"] or ""
+        return Frame(file, line, function.rsplit(".", 1)[-1], number)
 
     def raise_points(
-        self, lines: Sequence[str], structure: frozenset[int], exception_line: int, short_class: str
+        self,
+        lines: Sequence[str],
+        structure: frozenset[int],
+        exception_line: int,
+        short_class: str,
+        message_end: int | None = None,
     ) -> list[RaisePoint]:
-        """The sites the frame right above an exception line points at, surest first: a site
-        on the frame's line, an assert whose condition is the frame's source line, else the
+        """The sites the frame that raised an exception points at, surest first: a site on
+        the frame's line, an assert whose condition is the frame's source line, else the
         function's sites raising that class (a message built at run time, an unmined
-        release)."""
-        found = self._raising_frame(lines, structure, exception_line)
+        release). The frame is the one right above the exception line, or in a pytest
+        report the location printed right after the message (which ends at ``message_end``).
+        """
+        found = self._raising_frame(lines, structure, exception_line, message_end)
         if found is None:
             return []
         frame, source = found
@@ -270,7 +291,9 @@ class FrameIndex:
             on_line[number] = on_line.get(number, 0) + mask
         ranked: list[tuple[int, int, bool]] = []  # rank, site, whether its assert's condition
         fallback: list[tuple[int, int, bool]] = []
-        for number in self._function_sites.get((frame.file, frame.function), ()):
+        # A frame whose function is not printed is known by the sites on its line.
+        candidates = self._function_sites.get((frame.file, frame.function)) or list(on_line)
+        for number in candidates:
             site = self.sites[number]
             same_class = site.error_class == short_class
             asserted = site.kind == "assert" and _same_condition(site.condition, source)
@@ -316,9 +339,24 @@ class FrameIndex:
         return table
 
     def _raising_frame(
-        self, lines: Sequence[str], structure: frozenset[int], exception_line: int
+        self,
+        lines: Sequence[str],
+        structure: frozenset[int],
+        exception_line: int,
+        message_end: int | None,
     ) -> tuple[Frame, str] | None:
-        """The JAX frame right above ``exception_line`` and its source line, if any."""
+        """The JAX frame that raised the exception at ``exception_line`` and its source line,
+        if any: pytest's location right after the message, else the frame right above."""
+        raised_at = _pytest_raised_at(lines, message_end) if message_end is not None else None
+        if raised_at is not None:
+            match = _INDENTED_FRAME.match(lines[raised_at])
+            frame = None if match is None else self._frame(match, raised_at)
+            if frame is None:
+                return None  # the frame that raised is not JAX's
+            if not frame.function:
+                frame = frame._replace(function=_function_above(lines, exception_line))
+            # pytest prints the frame's source up to the failing line, then the E lines.
+            return frame, lines[exception_line - 1].strip() if exception_line else ""
         number = exception_line - 1
         while number >= 0 and number in structure and exception_line - number <= MAX_FRAME_TAIL:
             match = _INDENTED_FRAME.match(lines[number])
@@ -410,6 +448,38 @@ class FrameIndex:
                 shown_at = origins[line] if origins else line
                 evidence.append(Evidence("version", shown_at, shown, (str(release),)))
         return mask
+
+
+def _pytest_raised_at(lines: Sequence[str], message_end: int) -> int | None:
+    """The line of pytest's location of the frame that raised, printed after the message
+    and a blank line, if there is one."""
+    for number in range(message_end + 1, min(message_end + 3, len(lines))):
+        if lines[number].strip():
+            return number if _PYTEST_RAISED_AT.match(lines[number]) else None
+    return None
+
+
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
+# Where the source pytest printed for a frame begins: the line between two frames, the
+# test's header, or the location of the frame before.
+_PYTEST_ENTRY_START = re.compile(r"\s*(?:(?:_ ){3,}|_{3,} |\S+?\.py:\d+:)")
+# Lines of a frame's source that pytest prints, looked through for the function's ``def``.
+MAX_SOURCE_LISTED = 500
+
+
+def _function_above(lines: Sequence[str], below: int) -> str:
+    """The function whose source pytest printed above line ``below`` (the frame's E lines
+    or its location), or ``""``: the first ``def`` of that source, as the ones after it are
+    functions defined inside."""
+    function = ""
+    for number in range(below - 1, max(-1, below - 1 - MAX_SOURCE_LISTED), -1):
+        text = lines[number]
+        if _PYTEST_ENTRY_START.match(text):
+            break
+        found = _DEF.match(text)
+        if found is not None:
+            function = found[1]
+    return function
 
 
 def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:

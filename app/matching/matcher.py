@@ -195,13 +195,15 @@ def match_paste(
     candidates = _in_messages(records, texts, owners, hits[:split])
     explained = {c.error for c in candidates if c.explains_all}
     candidates += _in_cut_messages(records, joined, index, explained)
-    candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index)
+    candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index, joined)
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
         for number, record in enumerate(records):
-            first = (record.message_line_numbers or (record.line,))[0]
-            at = frames.raise_points(paste.lines, reading.structure, first, record.short_class)
+            lines = record.message_line_numbers or (record.line,)
+            at = frames.raise_points(
+                paste.lines, reading.structure, lines[0], record.short_class, lines[-1]
+            )
             if at:
                 points[("exception", number)] = at
     raised = {error: {p.record_id for p in at} for error, at in points.items()}
@@ -338,10 +340,17 @@ def _location(record: ExceptionRecord | None) -> float:
 
 
 def _in_loose_lines(
-    lines: Sequence[str], loose: Sequence[int], hits: Sequence[Hit], first: int, index: AnyIndex
+    lines: Sequence[str],
+    loose: Sequence[int],
+    hits: Sequence[Hit],
+    first: int,
+    index: AnyIndex,
+    messages: Sequence[str],
 ) -> list[_Candidate]:
     """The hits in the loose lines (text ``first`` is ``loose[0]``), then messages broken
-    over two of them, then those lines cut off part-way.
+    over two of them, then those lines cut off part-way. A cut that shows part of one of
+    the paste's exception ``messages`` (pytest's summary line, a chat line quoting it) is
+    that exception again, which the message itself answers.
 
     A message inside a line counts when an exception class stands right before it or it
     shows ``LOOSE_MIN_LITERAL`` characters of literal text. A span in backticks, or a line
@@ -387,6 +396,8 @@ def _in_loose_lines(
         line, text, marked = cuts[hit.text]
         seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
         if not marked and seen < UNMARKED_CUT_MIN_LITERAL:
+            continue
+        if any(text[hit.start :] in message for message in messages):
             continue
         score = (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage) * LOOSE_LINE
         inner = _lead_in(text, hit.start)[1]

@@ -92,8 +92,8 @@ _PREFIXES = (
     re.compile(r"^(?:stderr|stdout)\s*[:|]\s?", re.IGNORECASE),
     # Ray workers: "(pid=1234) " and "(MyActor pid=1234, ip=10.0.0.1) "
     re.compile(r"^\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)\s"),
-    # pytest's failure lines
-    re.compile(r"^E(?: {3}|\t)"),
+    # pytest's failure lines, indented as the source line above them: "E       ValueError: x"
+    re.compile(r"^E(?: {3,}|\t)"),
     re.compile(r"^E$"),
     # Markdown and e-mail quotes, but not the Python prompt ">>> "
     re.compile(r"^\s*>(?!>>)\s?"),

@@ -65,6 +65,15 @@ _CHAIN_LINKS = {
     "During handling of the above exception, another exception occurred:": "context",
 }
 _SEPARATOR = re.compile(r"-{4,}")
+# pytest's report: a failed test's header, whose frames follow ("____ test_copy ____"), and
+# the rules between its sections ("==== short test summary info ====").
+_PYTEST_HEADER = re.compile(r"_{3,} \S.*? _{3,}")
+# pytest's location of the frame that raised, after its source and its E lines: it closes
+# the exception above it rather than opening a traceback.
+_PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+")
+# pytest's location of any other frame ("path.py:820: in func", "path.py:5: ").
+_PYTEST_LOCATION = re.compile(r"\s*\S+?\.py:\d+:(?: in |\s*$)")
+_PYTEST_RULE = re.compile(r"={3,}(?: .*? ={3,})?")
 # Python's and IPython's prompts, before the next command of an interactive session.
 _PROMPT = re.compile(r"\s*(?:>>>|In \[\d+\]:)(?: |$)")
 # No part of it crosses a line break (``[^\S\n]`` for ``\s``, ``(?![^\n])`` for ``$``):
@@ -75,6 +84,9 @@ _FRAME_PATTERN = (
     r"|Cell In[^\S\n]?\[\d*\], line \d+"  # IPython 8 / Jupyter
     r"|[^\S\n]*<ipython-input-[\w-]+> in "  # IPython 7
     r"|\S+\.py in \S+\(.*\)(?![^\n])"  # IPython 7 library frames
+    # pytest's location of a frame, "path.py:820: in func", or after a frame's source and
+    # its E lines, "path.py:820: ValueError" (or nothing after the colon)
+    r"|[^\s:]*+(?<=\.py):\d+:(?: in [\w<>.]+| [\w.]+)?[^\S\n]*(?![^\n])"
 )
 _FRAME = re.compile(_FRAME_PATTERN)
 _SOURCE = re.compile(
@@ -98,11 +110,11 @@ _MAY_BE_CLASS = (
     r"[A-Za-z_][\w.<>]*+(?:" + "|".join(f"(?<={name})" for name in _EXCEPTION_NAMES) + ")"
 )
 # A run of lines outside a traceback on which ``_Reader._step`` does nothing: no frame, no
-# JAX separator or note, nothing that may be an exception line (nor any stop word, left out
-# by the caller).
+# JAX separator or note, no pytest header, nothing that may be an exception line (nor any
+# stop word, left out by the caller).
 _PLAIN_RUN = re.compile(
     rf"(?:(?!{_FRAME_PATTERN})"
-    rf"(?![^\S\n]*(?:----|{'|'.join(map(re.escape, _JAX_TEXT))}"
+    rf"(?![^\S\n]*(?:----|___|{'|'.join(map(re.escape, _JAX_TEXT))}"
     rf"|{_MAY_BE_CLASS}(?::|[^\S\n]*\n)))"
     r"[^\n]*\n)*"
 )
@@ -196,6 +208,7 @@ class _Reader:
         self.in_frames = False
         self.header_indent = 0
         self.pos = 0
+        self.pytest = False  # a pytest report: after a chain sentence come the next frames
 
     def run(self) -> None:
         while self.pos < len(self.lines):
@@ -236,7 +249,8 @@ class _Reader:
         if stripped in _CHAIN_LINKS:
             self.structure.add(line)
             self.link = _CHAIN_LINKS[stripped]
-            self.in_frames = False
+            self.in_frames = self.pytest
+            self.header_indent = 0
         elif "Traceback" in text and (
             _TRACEBACK_HEADER.fullmatch(text) or _GROUP_HEADER.fullmatch(text)
         ):
@@ -245,13 +259,21 @@ class _Reader:
         elif "Traceback" in text and _IPYTHON_HEADER.fullmatch(text):
             self.structure.add(line)
             self._enter_frames(0)
+        elif "___" in text and _PYTEST_HEADER.fullmatch(stripped):
+            self.structure.add(line)
+            self.pytest = True
+            self._enter_frames(0)
+        elif not self.in_frames and ".py:" in text and _PYTEST_RAISED_AT.fullmatch(stripped):
+            self.structure.add(line)
+            self.pytest = True
         elif "+---" in text and _GROUP_SEPARATOR.fullmatch(text):
             self.structure.add(line)
             self.in_frames = False
             self.link = None
         elif _is_frame(text):
             self.structure.add(line)
-            if not self.in_frames:
+            if not self.in_frames:  # a traceback without its header (a pytest report's too)
+                self.pytest = self.pytest or _PYTEST_LOCATION.match(text) is not None
                 self._enter_frames(max(0, _indent(text) - 2))
         elif self.in_frames:
             self.structure.add(line)
@@ -274,7 +296,11 @@ class _Reader:
     def _in_frames(self, text: str) -> None:
         if _indent(text) > self.header_indent or not text.strip() or _SOURCE.match(text):
             return  # source lines, carets, and IPython's blank lines between frames
-        found = _EXCEPTION_LINE.fullmatch(text.strip())
+        exception = _STRICT_EXCEPTION if self.pytest else _EXCEPTION_LINE
+        found = exception.fullmatch(text.strip())
+        if found is None and self.pytest:
+            return  # pytest's lines between frames, and its frames' arguments (their values
+            # span lines at any indent): only the exception, its E line, ends the frames
         self.in_frames = False
         self.structure.discard(self.pos - 1)
         if found is not None:
@@ -381,6 +407,8 @@ def _is_furniture(text: str) -> bool:
         )
         or ("+---" in text and _GROUP_SEPARATOR.fullmatch(text))
         or (stripped.startswith("----") and _SEPARATOR.fullmatch(stripped))
+        or (stripped.startswith("===") and _PYTEST_RULE.fullmatch(stripped))
+        or ("___" in text and _PYTEST_HEADER.fullmatch(stripped))
         or _is_frame(text)
         or stripped.startswith(_JAX_TEXT)
     )
@@ -389,7 +417,11 @@ def _is_furniture(text: str) -> bool:
 def _is_frame(text: str) -> bool:
     """``_FRAME.match``, skipped for lines lacking the words every kind of frame has."""
     return (
-        "File " in text or "Cell In" in text or "<ipython-input-" in text or ".py in " in text
+        "File " in text
+        or "Cell In" in text
+        or "<ipython-input-" in text
+        or ".py in " in text
+        or ".py:" in text
     ) and _FRAME.match(text) is not None
 
 

@@ -77,6 +77,35 @@ def fixture_text(path: Path) -> str:
 # Lines of every kind the traceback grammar knows, and some it must not be fooled by, for
 # property tests that shuffle them.
 _MESSAGE = "Can only transfer integer bytes (shape=[7], dtype=i4)"
+
+# pytest's long form of a frame (the first and last of its default report): the frame's
+# arguments, some of whose values span lines at any indent, its source up to the failing
+# line (">"), a message another site raises among that source, the E lines, then where the
+# frame is. The short summary at the end cuts the message.
+PYTEST_LONG = f"""\
+=================================== FAILURES ===================================
+________________________________ test_int4_copy ________________________________
+
+ctx = LoweringRuleContext(module_ctx=ModuleContext(name='_copy_body'), avals_in=[
+] i
+src = <OpResult object at 0x7f0a3bb56bb0>
+
+    def _copy_gmem_to_smem_lowering(ctx, src, dst):
+      if not byte_aligned:
+        raise ValueError("Only byte-aligned bitcasts are supported.")
+      if bits % 8:
+>       raise ValueError(
+            f"Can only transfer integer bytes (shape={{dst_ty.shape}},"
+        )
+E       ValueError: {_MESSAGE}
+
+/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py:820: ValueError
+=========================== short test summary info ============================
+FAILED test_kernel.py::test_int4_copy - ValueError: Can only transfer integer...
+========================= 1 failed, 2 passed in 3.21s ==========================
+"""
+
+
 TRACEBACK_LINES = [
     "Traceback (most recent call last):",
     '  File "/site-packages/jax/_src/pallas/primitives.py", line 652, in wrap',
@@ -117,4 +146,14 @@ TRACEBACK_LINES = [
     "<ipython-input-3-abc> in <module>",
     "lowering.py in rule(ctx, x)",
     "File <frozen runpy>:88, in _run_code",
+    # pytest's report
+    "________________________________ test_int4_copy ________________________________",
+    "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ ",
+    "/site-packages/jax/_src/interpreters/mlir.py:2166: in jaxpr_subcomp",
+    "test_kernel.py:5: ",
+    "/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py:820: ValueError",
+    "ctx = LoweringRuleContext(module_ctx=ModuleContext(name='_copy_body'",
+    "] i",
+    "=========================== short test summary info ============================",
+    "FAILED test_kernel.py::test_int4_copy - ValueError: Can only transfer integer...",
 ]

@@ -30,7 +30,7 @@ FIXTURE_VALUES = {
 
 
 def rule_of(path: Path) -> str:
-    return re.sub(r"-(verbose|formatted)$", "", path.stem)
+    return re.sub(r"-(verbose|formatted|pytest|pytest-short)$", "", path.stem)
 
 
 def only_match(report: MatchReport) -> Match:
@@ -278,6 +278,29 @@ def test_the_same_traceback_pasted_twice_is_one_match() -> None:
     report = match_paste(text + "\n\n" + text, catalog_index())
     only_match(report)
     assert len(report.exceptions) == 2
+
+
+@pytest.mark.parametrize(
+    "path", sorted(TRACEBACKS.glob("MGPU-*-pytest*.txt")), ids=lambda path: path.name
+)
+def test_a_pytest_report_is_one_match_read_from_its_e_lines(path: Path) -> None:
+    """Not from the source pytest prints for a frame, which may raise other messages, nor
+    from its short summary, which cuts the message and so fits other records too."""
+    match = only_match(match_paste(fixture_text(path), catalog_index()))
+    assert (match.record_id, match.score, match.found_in) == (
+        rule_of(path),
+        1.0,
+        "exception message",
+    )
+
+
+def test_a_cut_line_quoting_an_exception_of_the_paste_is_that_exception() -> None:
+    text = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    chat = "same as yesterday: `ValueError: Can only transfer integer…` any idea?\n\n"
+    match = only_match(match_paste(chat + text, catalog_index()))
+    assert (match.record_id, match.found_in) == ("MGPU-COPY-INTEGER-BYTES", "exception message")
+    # Without the traceback, the cut line is all the paste says.
+    assert only_match(match_paste(chat, catalog_index())).found_in == "cut line"
 
 
 def test_different_errors_are_all_reported_root_first() -> None:

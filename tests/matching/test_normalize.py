@@ -47,6 +47,7 @@ def lines(text: str) -> list[str]:
         ("[stderr] ValueError: x", "ValueError: x"),
         ("(pid=4242) ValueError: x", "ValueError: x"),
         ("E   ValueError: x", "ValueError: x"),
+        ("E       ValueError: x", "ValueError: x"),  # pytest, under an indented source line
         ("\tFile here\t", "    File here"),
         ("non\u00a0breaking\u200bspace", "non breakingspace"),
         (

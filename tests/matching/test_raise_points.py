@@ -5,8 +5,12 @@ frame on one of their lines."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import traceback
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import jax
@@ -15,8 +19,10 @@ from jax.experimental.pallas import mosaic_gpu as plgpu
 
 from app.matching.frames import FrameIndex
 from app.matching.matcher import match_paste
+from app.matching.normalize import normalize
+from app.matching.tracebacks import read_exceptions
 
-from .catalog import catalog_index, everything, mined_records
+from .catalog import PYTEST_LONG, catalog_index, everything, mined_records
 
 
 def real_tiling_assert() -> str:
@@ -122,3 +128,69 @@ def test_a_message_several_sites_raise_is_given_the_site_of_its_frame() -> None:
         assert {r["id"] for r in group} - {site["id"]} <= set(chosen.alternatives)
     without_frames = match_paste(line, everything()).matches[0]
     assert {without_frames.record_id, *without_frames.alternatives} >= {r["id"] for r in group}
+
+
+TILING_TEST = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+
+def test_tiling():
+    plgpu.TilingTransform((8, 64)).transform_type(jax.core.ShapedArray((12, 64), jnp.float32))
+"""
+
+
+def test_a_bare_assertion_error_in_a_pytest_report_is_named_by_the_line_pytest_marked(
+    tmp_path: Path,
+) -> None:
+    """pytest prints the frame that raised after its source and E lines, naming its file
+    and line but not its function, which its printed source names."""
+    (tmp_path / "test_tiling.py").write_text(TILING_TEST)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_tiling.py"]
+    environment = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True)
+    paste = done.stdout
+    assert done.returncode == 1 and "AssertionError" in paste
+    report = match_paste(paste, catalog_index(), None, FrameIndex.load())
+    assert report.matches == ()
+    first = report.raise_points[0]
+    assert (first.record_id, first.function) == (tiling_site()["id"], "transform_type")
+    assert "source line is this assert's condition" in first.reason
+    assert paste.splitlines()[first.paste_line - 1].endswith(f".py:{first.line}: AssertionError")
+
+
+def test_the_frame_pytest_prints_after_its_e_lines_is_the_function_its_source_begins() -> None:
+    """Not a function defined inside it, whose ``def`` comes nearer the failing line."""
+    report = PYTEST_LONG.replace(
+        "      if bits % 8:", "      def nested():\n        pass\n      if bits % 8:"
+    )
+    paste = normalize(report)
+    reading = read_exceptions(paste.lines)
+    [record] = reading.exceptions
+    first, last = record.message_line_numbers[0], record.message_line_numbers[-1]
+    point = FrameIndex.load().raise_points(
+        paste.lines, reading.structure, first, "ValueError", last
+    )[0]
+    assert (point.record_id, point.function, point.line) == (
+        "225d0e9c2ee22311",
+        "_copy_gmem_to_smem_lowering",
+        820,
+    )
+
+
+def test_the_frame_pytest_prints_after_its_e_lines_without_its_source_is_known_by_its_line() -> (
+    None
+):
+    """pytest prints ``???`` where it cannot read a frame's source: the line still names the
+    site."""
+    start = PYTEST_LONG.index("    def _copy_gmem_to_smem_lowering")
+    end = PYTEST_LONG.index("E       ValueError")
+    paste = normalize(PYTEST_LONG[:start] + ">   ???\n" + PYTEST_LONG[end:])
+    reading = read_exceptions(paste.lines)
+    [record] = reading.exceptions
+    first, last = record.message_line_numbers[0], record.message_line_numbers[-1]
+    [point] = FrameIndex.load().raise_points(
+        paste.lines, reading.structure, first, "ValueError", last
+    )
+    assert (point.record_id, point.line, point.function) == ("225d0e9c2ee22311", 820, "")

@@ -10,7 +10,7 @@ from app.matching import tracebacks
 from app.matching.normalize import normalize
 from app.matching.tracebacks import ExceptionRecord, read_exceptions
 
-from .catalog import PASTES, TRACEBACK_LINES, TRACEBACKS, fixture_text
+from .catalog import PASTES, PYTEST_LONG, TRACEBACK_LINES, TRACEBACKS, fixture_text
 
 COPY_INT4 = "Can only transfer integer bytes (shape=[7], dtype=i4)"
 
@@ -268,3 +268,90 @@ def test_error_printed_twice_keeps_every_line_of_its_first_printing() -> None:
     assert record.message_line_numbers == (7, 8)
     assert record.repeats == (0,)
     assert record.repeated_lines == (0, 1)
+
+
+# --- pytest's report ----------------------------------------------------------------------
+
+
+def test_a_pytest_report_is_a_traceback_up_to_its_e_lines() -> None:
+    paste = normalize(PYTEST_LONG)
+    reading = read_exceptions(paste.lines)
+    [record] = reading.exceptions
+    assert record.in_traceback
+    assert record.message_lines == (COPY_INT4,)  # ended by the summary's rule
+    at = paste.lines.index(
+        "/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py:820: ValueError"
+    )
+    # Arguments (one running on at no indent), the source with another message in it,
+    # and the location after the E line are the report's furniture, not errors.
+    assert set(range(1, record.line)) <= reading.structure
+    assert at in reading.structure
+
+
+@pytest.mark.parametrize("style", ["pytest", "pytest-short"])
+def test_the_next_exception_of_a_pytest_report_is_in_the_same_chain(style: str) -> None:
+    """JAX's announcement and the error it announces are one exception, as in Python's own
+    traceback, whether the frame that raised is printed after its E lines or not."""
+    report = fixture_text(TRACEBACKS / f"MGPU-COPY-INTEGER-BYTES-{style}.txt")
+    [record] = read_exceptions(normalize(report).lines).exceptions
+    assert record.wrapped_by == ("JaxStackTraceBeforeTransformation",)
+    assert len(record.repeats) == 1 and record.in_traceback
+    assert record.message_lines == (COPY_INT4,)
+
+
+def test_the_source_pytest_prints_after_a_chain_sentence_is_furniture() -> None:
+    """The next exception's first frame comes right after the sentence, its source first;
+    a test asserting a message (``pytest.raises(match=...)``) holds it in that source."""
+    report = PYTEST_LONG.replace(
+        "ctx = LoweringRuleContext",
+        "E       ValueError: earlier\n\n"
+        "The above exception was the direct cause of the following exception:\n\n"
+        "    def test_bitcast():\n"
+        '        with pytest.raises(ValueError, match="Only byte-aligned bitcasts are'
+        ' supported."):\n'
+        ">           lower(x)\n\n"
+        "test_kernel.py:9: \n"
+        "_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n"
+        "ctx = LoweringRuleContext",
+    )
+    paste = normalize(report)
+    reading = read_exceptions(paste.lines)
+    assert [(r.message, r.chain, r.chain_position) for r in reading.exceptions] == [
+        ("earlier", 0, 0),
+        (COPY_INT4, 0, 1),
+    ]
+    raises = next(n for n, line in enumerate(paste.lines) if "pytest.raises" in line)
+    assert raises in reading.structure
+
+
+def test_a_message_ends_at_the_next_test_of_a_pytest_report() -> None:
+    header = "_" * 30 + " test_{} " + "_" * 30
+    report = "\n".join(
+        [
+            header.format("a"),
+            "test_k.py:5: in test_a",
+            "    lower(x)",
+            f"E   ValueError: {COPY_INT4}",
+            header.format("b"),
+            "test_k.py:9: in test_b",
+            "    lower(y)",
+            "E   ValueError: " + COPY_INT4.replace("[7]", "[5]"),
+        ]
+    )
+    records = read(report)
+    assert [(len(r.message_lines), r.chain, r.in_traceback) for r in records] == [
+        (1, 0, True),
+        (1, 1, True),
+    ]
+
+
+def test_a_pytest_report_copied_without_its_header() -> None:
+    """Its first frame tells: only the exception ends its frames, not a frame's arguments."""
+    report = PYTEST_LONG.split("\n", 2)[2].replace(
+        "ctx = LoweringRuleContext", "test_kernel.py:5: in test_int4_copy\n    lower(x)\n\nctx = L"
+    )
+    paste = normalize(report)
+    reading = read_exceptions(paste.lines)
+    [record] = reading.exceptions
+    assert record.in_traceback and record.message_lines == (COPY_INT4,)
+    assert set(range(1, record.line)) <= reading.structure  # all but the blank line first

@@ -10,7 +10,10 @@ For each case this writes, under ``tests/fixtures/tracebacks/``:
 * ``<name>-verbose.txt``: the same with ``JAX_PALLAS_VERBOSE_ERRORS=1``, where JAX
   wraps the error in a ``LoweringError`` that dumps the equation and its context;
 * ``<name>-formatted.txt``: ``traceback.format_exception`` of the error caught in
-  process, as a logging handler or notebook would render it.
+  process, as a logging handler or notebook would render it;
+* ``<name>-pytest.txt`` and ``<name>-pytest-short.txt``: pytest's report of a test that
+  lowers the kernel, as pytest prints it by default (``--tb=auto``: the first and last
+  frames with their whole source) and with ``--tb=short``.
 
 Machine paths are replaced by neutral ones, so the fixtures read like a user's paste.
 """
@@ -89,6 +92,31 @@ def run_script(case: tuple, script_dir: str, verbose: bool) -> str:
     return completed.stderr
 
 
+PYTEST_SCRIPT = """\
+from tests.oracle.jax_kernels import lower
+
+
+def test_{operation}():
+    lower({operation!r}, {shape!r}, {dtype!r}, {target_dtype!r})
+"""
+
+
+def run_pytest(case: tuple, script_dir: str, style: str) -> str:
+    """pytest's report of a test that lowers ``case``, its traceback in ``style``."""
+    operation, shape, dtype, target_dtype = case
+    script = Path(script_dir) / "test_repro.py"
+    script.write_text(PYTEST_SCRIPT.format(**locals()))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("JAX_")}
+    env |= {"PYTHONPATH": str(REPO_ROOT), "JAX_PLATFORMS": "cpu"}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--tb={style}"]
+    completed = subprocess.run(
+        [*command, script.name], cwd=script_dir, env=env, capture_output=True, text=True
+    )
+    if completed.returncode != 1:
+        raise RuntimeError(f"{case}: pytest did not report one failure:\n{completed.stdout}")
+    return completed.stdout
+
+
 def format_in_process(case: tuple) -> str:
     try:
         lower(*case)
@@ -103,6 +131,8 @@ def capture(name: str, case: tuple, script_dir: str) -> list[Path]:
         f"{name}.txt": run_script(case, script_dir, verbose=False),
         f"{name}-verbose.txt": run_script(case, script_dir, verbose=True),
         f"{name}-formatted.txt": format_in_process(case),
+        f"{name}-pytest.txt": run_pytest(case, script_dir, "auto"),
+        f"{name}-pytest-short.txt": run_pytest(case, script_dir, "short"),
     }
     written = []
     for filename, text in texts.items():
