@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from app.knowledge.releases import release_commits, release_key, source_url
+from app.matching.tracebacks import PYTEST_RAISED_AT
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -38,8 +39,6 @@ _INDENTED_FRAME = re.compile(
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
     r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
-# pytest's location of the frame that raised, right after that frame's E lines.
-_PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+\s*$")
 # pytest's location of a frame whose source it printed above, without the function's name.
 _PYTEST_UNNAMED = re.compile(r"\s*(\S+?\.py:\d+):(?: [\w.]+)?\s*")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
@@ -455,7 +454,7 @@ def _pytest_raised_at(lines: Sequence[str], message_end: int) -> int | None:
     and a blank line, if there is one."""
     for number in range(message_end + 1, min(message_end + 3, len(lines))):
         if lines[number].strip():
-            return number if _PYTEST_RAISED_AT.match(lines[number]) else None
+            return number if PYTEST_RAISED_AT.fullmatch(lines[number].strip()) else None
     return None
 
 

@@ -68,12 +68,12 @@ _SEPARATOR = re.compile(r"-{4,}")
 # pytest's report: a failed test's header, whose frames follow ("____ test_copy ____"), and
 # the rules between its sections ("==== short test summary info ====").
 _PYTEST_HEADER = re.compile(r"_{3,} \S.*? _{3,}")
-# pytest's location of the frame that raised, after its source and its E lines: it closes
-# the exception above it rather than opening a traceback.
-_PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+")
+_PYTEST_RULE = re.compile(r"={3,}(?: .*? ={3,})?")
+# pytest's location of the frame that raised, after its source and its E lines
+# ("path.py:820: ValueError"): it closes the exception above it rather than opening frames.
+PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+")
 # pytest's location of any other frame ("path.py:820: in func", "path.py:5: ").
 _PYTEST_LOCATION = re.compile(r"\s*\S+?\.py:\d+:(?: in |\s*$)")
-_PYTEST_RULE = re.compile(r"={3,}(?: .*? ={3,})?")
 # Python's and IPython's prompts, before the next command of an interactive session.
 _PROMPT = re.compile(r"\s*(?:>>>|In \[\d+\]:)(?: |$)")
 # No part of it crosses a line break (``[^\S\n]`` for ``\s``, ``(?![^\n])`` for ``$``):
@@ -263,7 +263,7 @@ class _Reader:
             self.structure.add(line)
             self.pytest = True
             self._enter_frames(0)
-        elif not self.in_frames and ".py:" in text and _PYTEST_RAISED_AT.fullmatch(stripped):
+        elif not self.in_frames and ".py:" in text and PYTEST_RAISED_AT.fullmatch(stripped):
             self.structure.add(line)
             self.pytest = True
         elif "+---" in text and _GROUP_SEPARATOR.fullmatch(text):
@@ -299,8 +299,9 @@ class _Reader:
         exception = _STRICT_EXCEPTION if self.pytest else _EXCEPTION_LINE
         found = exception.fullmatch(text.strip())
         if found is None and self.pytest:
-            return  # pytest's lines between frames, and its frames' arguments (their values
-            # span lines at any indent): only the exception, its E line, ends the frames
+            # pytest prints lines between frames, and each frame's arguments, whose values
+            # span lines at any indent: only the exception, its E line, ends the frames.
+            return
         self.in_frames = False
         self.structure.discard(self.pos - 1)
         if found is not None:
@@ -389,7 +390,8 @@ def may_be_truncated(text: str) -> bool:
 
 
 def _is_furniture(text: str) -> bool:
-    """The grammar's own lines: headers, frames, chain sentences, separators, JAX's notes.
+    """The grammar's own lines: headers, frames, chain sentences, separators, JAX's notes,
+    pytest's headers and rules.
 
     Each pattern is tried only on lines holding the text it needs: a long paste is
     mostly frames and log lines, and this runs on every one of them.
