@@ -2,8 +2,8 @@
 
 Every full collection walks every object the process holds. A step that builds hundreds of
 thousands of objects set off collections that each walked them all again, longer each time:
-a third of an import of 100,000 records; 14 to 230 ms each, eight of them, while a worker
-built its catalog of as many. They found nothing: records, patterns and their indexes hold
+a third of an import of 100,000 records; five of 86 to 230 ms while a worker built its
+catalog of as many. They found nothing: records, patterns and their indexes hold
 no reference cycles.
 """
 

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 import orjson
 
 from app.knowledge.releases import release_commits, release_key, source_url
-from app.matching.tracebacks import PYTEST_RAISED_AT
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -39,8 +38,6 @@ _INDENTED_FRAME = re.compile(
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
     r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
-# pytest's location of a frame whose source it printed above, without the function's name.
-_PYTEST_UNNAMED = re.compile(r"\s*(\S+?\.py:\d+):(?: [\w.]+)?\s*")
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'".
 # It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
@@ -228,9 +225,13 @@ class FrameIndex:
             if "File " not in text:
                 if ".py:" not in text:
                     continue
-                if (unnamed := _PYTEST_UNNAMED.fullmatch(text)) is not None:
+                # pytest's location of a frame whose source it printed above, without the
+                # function's name: placed as if it named the function that source begins.
+                unnamed = _INDENTED_FRAME.match(text)
+                if unnamed is not None and unnamed["ppath"] and not unnamed["pfunction"]:
                     function = _function_above(lines, number)
-                    text = f"{unnamed[1]}: in {function}" if function else text
+                    location = f"{unnamed['ppath']}:{unnamed['pline']}"
+                    text = f"{location}: in {function}" if function else text
             frame = placed.get(text, _UNREAD)
             if frame is _UNREAD:
                 frame = self._place(text)
@@ -273,15 +274,15 @@ class FrameIndex:
         structure: frozenset[int],
         exception_line: int,
         short_class: str,
-        message_end: int | None = None,
+        raised_at: int | None = None,
     ) -> list[RaisePoint]:
         """The sites the frame that raised an exception points at, surest first: a site on
         the frame's line, an assert whose condition is the frame's source line, else the
         function's sites raising that class (a message built at run time, an unmined
-        release). The frame is the one right above the exception line, or in a pytest
-        report the location printed right after the message (which ends at ``message_end``).
+        release). The frame is the one right above the exception line, or the one pytest
+        printed after the message, on line ``raised_at``.
         """
-        found = self._raising_frame(lines, structure, exception_line, message_end)
+        found = self._raising_frame(lines, structure, exception_line, raised_at)
         if found is None:
             return []
         frame, source = found
@@ -342,11 +343,10 @@ class FrameIndex:
         lines: Sequence[str],
         structure: frozenset[int],
         exception_line: int,
-        message_end: int | None,
+        raised_at: int | None,
     ) -> tuple[Frame, str] | None:
         """The JAX frame that raised the exception at ``exception_line`` and its source line,
-        if any: pytest's location right after the message, else the frame right above."""
-        raised_at = _pytest_raised_at(lines, message_end) if message_end is not None else None
+        if any: the one pytest printed on line ``raised_at``, else the frame right above."""
         if raised_at is not None:
             match = _INDENTED_FRAME.match(lines[raised_at])
             frame = None if match is None else self._frame(match, raised_at)
@@ -447,15 +447,6 @@ class FrameIndex:
                 shown_at = origins[line] if origins else line
                 evidence.append(Evidence("version", shown_at, shown, (str(release),)))
         return mask
-
-
-def _pytest_raised_at(lines: Sequence[str], message_end: int) -> int | None:
-    """The line of pytest's location of the frame that raised, printed after the message
-    and a blank line, if there is one."""
-    for number in range(message_end + 1, min(message_end + 3, len(lines))):
-        if lines[number].strip():
-            return number if PYTEST_RAISED_AT.fullmatch(lines[number].strip()) else None
-    return None
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")

@@ -200,9 +200,9 @@ def match_paste(
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
         for number, record in enumerate(records):
-            lines = record.message_line_numbers or (record.line,)
+            first = (record.message_line_numbers or (record.line,))[0]
             at = frames.raise_points(
-                paste.lines, reading.structure, lines[0], record.short_class, lines[-1]
+                paste.lines, reading.structure, first, record.short_class, record.raised_at
             )
             if at:
                 points[("exception", number)] = at
@@ -251,7 +251,7 @@ def _as_printed(record: ExceptionRecord, lines: Sequence[str]) -> str | None:
     if not any(len(lines[line]) in TERMINAL_WIDTHS for line in numbers[:-1]):
         return None
     parts = [record.message_lines[0].strip()]
-    for previous, text in zip(numbers, record.message_lines[1:], strict=False):
+    for previous, text in zip(numbers[:-1], record.message_lines[1:], strict=True):
         parts.append(text if len(lines[previous]) in TERMINAL_WIDTHS else f" {text.strip()}")
     return "".join(parts).rstrip()
 

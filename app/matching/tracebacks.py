@@ -71,7 +71,7 @@ _PYTEST_HEADER = re.compile(r"_{3,} \S.*? _{3,}")
 _PYTEST_RULE = re.compile(r"={3,}(?: .*? ={3,})?")
 # pytest's location of the frame that raised, after its source and its E lines
 # ("path.py:820: ValueError"): it closes the exception above it rather than opening frames.
-PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+")
+_PYTEST_RAISED_AT = re.compile(r"\S+?\.py:\d+: [\w.]+")
 # pytest's location of any other frame ("path.py:820: in func", "path.py:5: ").
 _PYTEST_LOCATION = re.compile(r"\s*\S+?\.py:\d+:(?: in |\s*$)")
 # Python's and IPython's prompts, before the next command of an interactive session.
@@ -141,6 +141,9 @@ class ExceptionRecord:
     in_traceback: bool = False
     notes: tuple[str, ...] = ()
     truncated: bool = False
+    # Where pytest printed the frame that raised, right after the message ("path.py:820:
+    # ValueError"), if it did; Python prints that frame above the exception line instead.
+    raised_at: int | None = None
 
     @property
     def short_class(self) -> str:
@@ -263,9 +266,13 @@ class _Reader:
             self.structure.add(line)
             self.pytest = True
             self._enter_frames(0)
-        elif not self.in_frames and ".py:" in text and PYTEST_RAISED_AT.fullmatch(stripped):
+        elif not self.in_frames and ".py:" in text and _PYTEST_RAISED_AT.fullmatch(stripped):
             self.structure.add(line)
             self.pytest = True
+            last = self.found[-1] if self.found else None
+            # After the message and a blank line: the frame that raised that exception.
+            if last is not None and line - last.message_line_numbers[-1] <= 2:
+                self.found[-1] = replace(last, raised_at=line)
         elif "+---" in text and _GROUP_SEPARATOR.fullmatch(text):
             self.structure.add(line)
             self.in_frames = False

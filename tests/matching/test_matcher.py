@@ -11,7 +11,15 @@ from app.matching.index import PatternEntry, PatternIndex
 from app.matching.matcher import Match, MatchReport, match_paste
 from app.matching.normalize import UnreadablePaste
 
-from .catalog import EXAMPLES, PASTES, SEED_001, TRACEBACKS, catalog_index, fixture_text
+from .catalog import (
+    EXAMPLES,
+    PASTES,
+    PYTEST_LONG,
+    SEED_001,
+    TRACEBACKS,
+    catalog_index,
+    fixture_text,
+)
 
 RULE_FIXTURES = sorted(TRACEBACKS.glob("MGPU-*.txt"))
 OTHER_FIXTURES = sorted(p for p in TRACEBACKS.glob("*.txt") if not p.name.startswith("MGPU-"))
@@ -292,6 +300,12 @@ def test_a_pytest_report_is_one_match_read_from_its_e_lines(path: Path) -> None:
         1.0,
         "exception message",
     )
+
+
+def test_the_source_and_the_summary_of_pytest_s_long_form_match_nothing() -> None:
+    """Its printed source raises another site's message; its summary cuts the message."""
+    match = only_match(match_paste(PYTEST_LONG, catalog_index()))
+    assert (match.record_id, match.score) == ("MGPU-COPY-INTEGER-BYTES", 1.0)
 
 
 def test_a_cut_line_quoting_an_exception_of_the_paste_is_that_exception() -> None:

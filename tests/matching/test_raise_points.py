@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from app.matching.frames import FrameIndex
+from app.matching.frames import FrameIndex, RaisePoint
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.tracebacks import read_exceptions
@@ -160,18 +160,26 @@ def test_a_bare_assertion_error_in_a_pytest_report_is_named_by_the_line_pytest_m
     assert paste.splitlines()[first.paste_line - 1].endswith(f".py:{first.line}: AssertionError")
 
 
+def raise_points_of(report: str) -> list[RaisePoint]:
+    """The raise points of a pytest report's one exception, the frame read where the
+    reader found pytest printed it."""
+    paste = normalize(report)
+    reading = read_exceptions(paste.lines)
+    [record] = reading.exceptions
+    assert record.raised_at is not None
+    assert paste.lines[record.raised_at].endswith("primitives.py:820: ValueError")
+    first = record.message_line_numbers[0]
+    return FrameIndex.load().raise_points(
+        paste.lines, reading.structure, first, record.short_class, record.raised_at
+    )
+
+
 def test_the_frame_pytest_prints_after_its_e_lines_is_the_function_its_source_begins() -> None:
     """Not a function defined inside it, whose ``def`` comes nearer the failing line."""
     report = PYTEST_LONG.replace(
         "      if bits % 8:", "      def nested():\n        pass\n      if bits % 8:"
     )
-    paste = normalize(report)
-    reading = read_exceptions(paste.lines)
-    [record] = reading.exceptions
-    first, last = record.message_line_numbers[0], record.message_line_numbers[-1]
-    point = FrameIndex.load().raise_points(
-        paste.lines, reading.structure, first, "ValueError", last
-    )[0]
+    point = raise_points_of(report)[0]
     assert (point.record_id, point.function, point.line) == (
         "225d0e9c2ee22311",
         "_copy_gmem_to_smem_lowering",
@@ -186,11 +194,5 @@ def test_the_frame_pytest_prints_after_its_e_lines_without_its_source_is_known_b
     site."""
     start = PYTEST_LONG.index("    def _copy_gmem_to_smem_lowering")
     end = PYTEST_LONG.index("E       ValueError")
-    paste = normalize(PYTEST_LONG[:start] + ">   ???\n" + PYTEST_LONG[end:])
-    reading = read_exceptions(paste.lines)
-    [record] = reading.exceptions
-    first, last = record.message_line_numbers[0], record.message_line_numbers[-1]
-    [point] = FrameIndex.load().raise_points(
-        paste.lines, reading.structure, first, "ValueError", last
-    )
+    [point] = raise_points_of(PYTEST_LONG[:start] + ">   ???\n" + PYTEST_LONG[end:])
     assert (point.record_id, point.line, point.function) == ("225d0e9c2ee22311", 820, "")

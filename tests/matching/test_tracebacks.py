@@ -355,3 +355,14 @@ def test_a_pytest_report_copied_without_its_header() -> None:
     [record] = reading.exceptions
     assert record.in_traceback and record.message_lines == (COPY_INT4,)
     assert set(range(1, record.line)) <= reading.structure  # all but the blank line first
+
+
+def test_pytest_s_location_of_the_frame_that_raised_follows_its_message() -> None:
+    """Right after the message and a blank line; further down it is some other line."""
+    location = (
+        "/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py:820: ValueError"
+    )
+    [record] = read(f"E   ValueError: {COPY_INT4}\n\n{location}")
+    assert record.raised_at == 2
+    [record] = read(f"E   ValueError: {COPY_INT4}\n\nsome words\nmore words\n{location}")
+    assert record.raised_at is None
