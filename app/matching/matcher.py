@@ -489,7 +489,9 @@ def _best_per_error(
     raised: Mapping[tuple[str, int], set[str]],
 ) -> tuple[Match, ...]:
     """One match per error, root causes first, each error reported once. Of the records a
-    message fits, the one whose site the exception's last frame is at comes first."""
+    message fits, the one whose site the exception's last frame is at comes first, then the
+    surest, the most specific, and of records alike in all that (one message raised at
+    several sites), one with curated advice before those known only from JAX's source."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
@@ -503,6 +505,7 @@ def _best_per_error(
                 index.entries[pair[1].hit.entry].record_id not in here,
                 -pair[0],
                 _negated(index.specificity(pair[1].hit.entry)),
+                index.entries[pair[1].hit.entry].metadata.get("curated") == "false",
             )
         )
         score, chosen = group[0]

@@ -258,7 +258,8 @@ def _read(
     """Each row's facts and, for a live record, its patterns."""
     records: dict[str, RecordInfo] = {}
     entries: list[PatternEntry] = []
-    shared: dict[tuple[str, str], dict[str, str]] = {}  # one metadata dict per class and rule
+    # One metadata dict per class, rule and whether the record is curated.
+    shared: dict[tuple[str, str, bool], dict[str, str]] = {}
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source = row[7:]
@@ -267,6 +268,7 @@ def _read(
         operations = record_operations(
             note.get("operations"), json.loads(ops) if ops else None, rule
         )
+        curated = documentation_source != "derived"
         records[record_id] = RecordInfo(
             record_id,
             slug,
@@ -277,12 +279,14 @@ def _read(
             bool(retired),
             backend_of(path) if path else None,
             path,
-            documentation_source != "derived",
+            curated,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue
-        key = (error_class or "", rule or "")
-        metadata = shared.setdefault(key, {"exception_class": key[0], "rule": key[1]})
+        key = (error_class or "", rule or "", curated)
+        metadata = shared.setdefault(
+            key, {"exception_class": key[0], "rule": key[1], "curated": str(curated).lower()}
+        )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
         entries.append(PatternEntry(record_id, current, "current", metadata))
         older_wordings = json.loads(older) if older else None

@@ -148,6 +148,23 @@ def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> No
     assert record["id"] in [match["errorId"] for match in found]
 
 
+def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
+    client: httpx.Client,
+) -> None:
+    """RefUnion's check runs again when the union is unflattened, at a site of its own known
+    only from JAX's source: a paste without frames gets the record with advice and a fix,
+    and the source-only sites of the same message as alternatives."""
+    line = "kernel B fails with Only byte-aligned shapes are supported. Got shape: int4(3,)"
+    [found] = client.post("/api/match", json={"text": line}).json()["matches"]
+    assert found["rule"] == "MGPU-REFUNION-BYTE-ALIGNED-SHAPES"
+    assert found["sourceOnly"] is None
+    assert found["fix"]["fixes"][0]["verified"]
+    message = client.get(f"/api/errors/{found['errorId']}").json()["record"]["errorMessage"]
+    others = [client.get(f"/api/errors/{i}").json()["record"] for i in found["alternatives"]]
+    assert {record["documentationSource"] for record in others} == {"derived"}
+    assert message in [record["errorMessage"] for record in others]
+
+
 @pytest.fixture(scope="module")
 def matcher(tmp_path_factory: pytest.TempPathFactory) -> MatchService:
     """The match service over a catalog of everything ``make serve`` loads (SQLite)."""

@@ -419,3 +419,20 @@ def test_every_line_of_an_earlier_printing_belongs_to_its_exception() -> None:
     assert match.alternatives == ("part",)
     [found] = report.exceptions
     assert found.repeated_at == (4,)
+
+
+@pytest.mark.parametrize("curated_first", [True, False])
+def test_of_sites_raising_one_message_the_curated_record_leads(curated_first: bool) -> None:
+    """Without a frame to tell the sites apart, the record people wrote advice for comes
+    first, whichever order the catalog lists them in; the others stay alternatives."""
+    pattern = r"Only byte-aligned shapes are supported\. Got shape: (?P<shape>\S+)"
+    curated = PatternEntry("curated", pattern, metadata={"curated": "true"})
+    mined = [PatternEntry(f"mined-{n}", pattern, metadata={"curated": "false"}) for n in range(2)]
+    entries = [curated, *mined] if curated_first else [*mined, curated]
+    report = match_paste(
+        "fails with Only byte-aligned shapes are supported. Got shape: int4(3,)",
+        PatternIndex.build(entries),
+    )
+    match = only_match(report)
+    assert match.record_id == "curated"
+    assert set(match.alternatives) == {"mined-0", "mined-1"}
