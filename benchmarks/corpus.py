@@ -258,14 +258,15 @@ _LOG_LINES = (
 )
 
 
-def paste(size: int, seed: int = 0) -> str:
-    """A paste of about ``size`` bytes: log output, then a JAX traceback of one known error.
+def paste(size: int, seed: int = 0, known: Path = KNOWN_TRACEBACK) -> str:
+    """A paste of about ``size`` bytes: log output, then a JAX traceback of one known error
+    (``known``, a real traceback's file).
 
     Small pastes are only the end of the traceback; larger ones add the log that preceded
     it and repeat JAX's lowering frames, as a deep ``pallas_call`` does.
     """
     rng = random.Random(seed)
-    traceback = KNOWN_TRACEBACK.read_text(encoding="utf-8")
+    traceback = known.read_text(encoding="utf-8")
     if size <= len(traceback):
         return _tail(traceback, size)
     lines = traceback.splitlines()

@@ -5,6 +5,7 @@ Run from the repository root:
     .venv/bin/python -m benchmarks.match            # 4, 1k, 10k and 100k records (~5 min)
     .venv/bin/python -m benchmarks.match --quick    # 4, 1k and 10k records, fewer runs (~1 min)
     .venv/bin/python benchmarks/match.py --records 100000 --pastes 20
+    .venv/bin/python -m benchmarks.match --error MGPU-COPY-WARPGROUP-BYTES  # another error
 
 For each catalog size a fresh child process generates the records (see ``corpus.py``),
 adds every matchable site mined from JAX's source (``--no-mined`` leaves them out), and
@@ -92,6 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--naive-budget", type=float, help="seconds per baseline (default 10)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--no-mined", action="store_true", help="synthetic records only")
+    parser.add_argument(
+        "--error",
+        default=corpus.KNOWN_TRACEBACK.stem,
+        help="the real traceback in every paste, by its file in tests/fixtures/tracebacks "
+        "(default: %(default)s, whose message shows all its values; "
+        "MGPU-COPY-WARPGROUP-BYTES shows only a byte count, the rest read from the paste)",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     records = args.records or (RECORD_COUNTS[:3] if args.quick else RECORD_COUNTS)
@@ -99,16 +107,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = args.runs or (50 if args.quick else 300)
     budget = args.naive_budget or (2.0 if args.quick else 10.0)
     if args.child is not None:
-        catalog = measure(args.child, pastes, runs, budget, not args.no_mined)
+        known = corpus.TRACEBACKS / f"{args.error}.txt"
+        catalog = measure(args.child, pastes, runs, budget, not args.no_mined, known)
         print(json.dumps(_as_dict(catalog)))
         return 0 if all(case.checked != "MISMATCH" for case in catalog.cases) else 1
 
+    if not (corpus.TRACEBACKS / f"{args.error}.txt").is_file():
+        parser.error(f"no traceback {args.error}.txt in {corpus.TRACEBACKS}")
     print(f"# {_machine()}; {runs} runs per case, baseline budget {budget:g} s", flush=True)
+    print(f"# every paste holds {args.error}", flush=True)
     catalogs = []
     for count in records:
         command = [sys.executable, "-m", "benchmarks.match", "--child", str(count)]
         command += ["--pastes", ",".join(map(str, pastes)), "--runs", str(runs)]
-        command += ["--naive-budget", str(budget)] + (["--no-mined"] if args.no_mined else [])
+        command += ["--naive-budget", str(budget), "--error", args.error]
+        command += ["--no-mined"] if args.no_mined else []
         done = subprocess.run(command, capture_output=True, text=True, cwd=corpus.REPO_ROOT)
         if not done.stdout.strip():
             sys.stderr.write(done.stderr)
@@ -126,7 +139,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def measure(
-    count: int, paste_kb: Sequence[int], runs: int, budget: float, mined: bool = True
+    count: int,
+    paste_kb: Sequence[int],
+    runs: int,
+    budget: float,
+    mined: bool = True,
+    known: Path = corpus.KNOWN_TRACEBACK,
 ) -> Catalog:
     """Build one catalog's index and measure every paste size against it (child process)."""
     entries = corpus.entries(count) + (corpus.mined_entries() if mined else [])
@@ -149,7 +167,7 @@ def measure(
     # Every paste is timed before the baseline compiles its patterns, which the service
     # never holds: with them alive, the collector's passes slowed the timed matches (the
     # 200 KB p99 13.3-13.6 ms; 7.8-8.6 ms with them frozen out by ``gc.freeze()``).
-    timed = [_time_paste(index, kb, runs) for kb in paste_kb]
+    timed = [_time_paste(index, corpus.paste(kb * 1000, known=known), runs) for kb in paste_kb]
     started = time.perf_counter()
     naive = NaiveIndex(index)
     catalog.naive_compile_s = time.perf_counter() - started
@@ -169,8 +187,7 @@ class _Timed:
     times: list[float]
 
 
-def _time_paste(index: PatternIndex, kb: int, runs: int) -> _Timed:
-    text = corpus.paste(kb * 1000)
+def _time_paste(index: PatternIndex, text: str, runs: int) -> _Timed:
     recorder = _Recorder(index)
     frames = FrameIndex.load()
     started = time.perf_counter()

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from app.alignment import AlignmentInputError, parse_dtype, parse_memref, parse_shape
+from app.matching.scan import line_starts, lines_holding
 
 SMEM = "smem"
 GMEM = "gmem"
@@ -206,39 +207,73 @@ _ARRAY_CALL = re.compile(
     r"(?:\s*,\s*[^,()=]+)?"  # jnp.full's fill value
     r"\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>(?:jnp|np|numpy|jax\.numpy)\.\w+|'\w+'|\"\w+\")"
 )
-# jaxpr avals: "f32[8]", "Ref<smem>{f32[1,8]}"
+# jaxpr avals: "f32[8]", "Ref<smem>{f32[1,8]}". Possessive: a word of letters with no
+# digits after them is passed at once, not given back a letter at a time.
 _AVAL = re.compile(
-    r"(?:Ref<(?P<space>\w+)>\{)?\b(?P<dtype>[a-z]+\d+(?:_\w+)?)\[(?P<dims>[\d,\s]*)\]"
+    r"(?:Ref<(?P<space>\w+)>\{)?\b(?P<dtype>[a-z]++\d++(?:_\w++)?)\[(?P<dims>[\d,\s]*+)\]"
 )
 
 
 def find_value_sources(lines: Sequence[str]) -> list[ValueSource]:
-    """Every shape/dtype pair stated in ``lines``, in paste order."""
-    return [
-        ValueSource(number, dims, dtype, bits, space)
-        for number, line in enumerate(lines)
-        for dims, dtype, bits, space in _stated_values(line)
-    ]
+    """Every shape/dtype pair stated in ``lines``, in paste order.
+
+    Each kind of statement is read only on the lines holding the text it needs, found by
+    searching the whole paste at once: tried on every line, the patterns that start with
+    ``\\b`` (tried at every position) took 2 ms over a 20 KB paste.
+    """
+    text = "\n".join(lines)
+    starts = line_starts(lines)
+    stated: dict[int, list[ValueSource]] = {}
+    for read, needed in _STATEMENTS:
+        for number in lines_holding(needed, text, starts):
+            for dims, dtype, bits, space in read(lines[number]):
+                stated.setdefault(number, []).append(ValueSource(number, dims, dtype, bits, space))
+    return [source for number in sorted(stated) for source in stated[number]]
 
 
-def _stated_values(line: str) -> Iterator[tuple[tuple[int, ...], str, int, str | None]]:
-    """(dims, dtype name, bit width, memory space) for each value stated in ``line``."""
+_Stated = Iterator[tuple[tuple[int, ...], str, int, str | None]]
+
+
+def _memrefs(line: str) -> _Stated:
+    """(dims, dtype name, bit width, memory space) of each ``memref<...>`` in ``line``."""
     for text in _memref_texts(line):
         with suppress(AlignmentInputError):
             memref = parse_memref(text)
             yield memref.dims, memref.dtype.name, memref.dtype.bits, memref.memory_space
-    for pattern, space in ((_SHAPE_DTYPE_STRUCT, None), (_SMEM_CALL, SMEM), (_ARRAY_CALL, None)):
+
+
+def _calls(pattern: re.Pattern[str], space: str | None) -> Callable[[str], _Stated]:
+    """A reader of the calls ``pattern`` finds, which state a shape and a dtype."""
+
+    def read(line: str) -> _Stated:
         for found in pattern.finditer(line):
             with suppress(AlignmentInputError):
                 shape = found["shape"]
                 dims = (int(shape),) if shape.isdigit() else parse_shape(shape).dims
                 dtype = parse_dtype(found["dtype"])
                 yield tuple(dims), dtype.name, dtype.bits, space
+
+    return read
+
+
+def _avals(line: str) -> _Stated:
+    """Each jaxpr aval in ``line`` (``f32[8]``, ``Ref<smem>{f32[1,8]}``)."""
     for found in _AVAL.finditer(line):
         with suppress(AlignmentInputError):
             dtype = parse_dtype(found["dtype"])
             dims = tuple(int(d) for d in found["dims"].split(",") if d.strip())
             yield dims, dtype.name, dtype.bits, {"smem": SMEM, "gmem": GMEM}.get(found["space"])
+
+
+# How each kind of statement is read, in the order a line's are listed, and the text a line
+# must hold to state one (``jnp.`` and ``jax.numpy.`` hold ``np.`` and ``numpy.``).
+_STATEMENTS: tuple[tuple[Callable[[str], _Stated], tuple[str, ...]], ...] = (
+    (_memrefs, ("memref<",)),
+    (_calls(_SHAPE_DTYPE_STRUCT, None), ("ShapeDtypeStruct(",)),
+    (_calls(_SMEM_CALL, SMEM), ("SMEM(",)),
+    (_calls(_ARRAY_CALL, None), ("np.", "numpy.")),
+    (_avals, ("[",)),
+)
 
 
 def _memref_texts(line: str) -> list[str]:

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.matching import values as values_module
 from app.matching.values import (
     SMEM,
     TypedValues,
@@ -148,3 +152,33 @@ def test_a_dtype_the_message_leaves_unsaid_comes_from_the_users_line() -> None:
     counted = type_values({"bytes": "6"})
     adopt_written_dtype(counted, UserFrame("kernel.py", 3, "f(jnp.float32)", "float32"))
     assert counted.dtype is None, "48 bits are not a whole number of float32 elements"
+
+
+_STATEMENT_PIECES = (
+    "scratch_types=[plgpu.SMEM((7,), jnp.int4)]",
+    "out_shape=jax.ShapeDtypeStruct((16,), jnp.float32)",
+    "x = numpy.ones(4, 'float32')",
+    "y = jax.numpy.zeros((8, 128), dtype=jax.numpy.bfloat16)",
+    "z = jnp.full((2,), 0, jnp.int8)",
+    "MemRefType(memref<1x8xf32, #gpu.address_space<workgroup>>)",
+    "b:Ref<smem>{i4[7]}",
+    "f32[7609,88632]",
+    '  File "/x/site-packages/jax/_src/numpy/lax_numpy.py", line 7, in zeros',
+    "step 7 [8, 128] loss",
+    "",
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_STATEMENT_PIECES), max_size=4), max_size=8))
+def test_value_sources_equal_every_reading_tried_on_every_line(pieces: list[list[str]]) -> None:
+    """Reading only the lines that hold what a statement needs finds what every reader run
+    on every line finds, in the same order."""
+    lines = [" ".join(line) for line in pieces]
+    everywhere = [
+        ValueSource(number, *value)
+        for number, line in enumerate(lines)
+        for read, _ in values_module._STATEMENTS
+        for value in read(line)
+    ]
+    assert find_value_sources(lines) == everywhere
