@@ -490,8 +490,11 @@ def _best_per_error(
 ) -> tuple[Match, ...]:
     """One match per error, root causes first, each error reported once. Of the records a
     message fits, the one whose site the exception's last frame is at comes first, then the
-    surest, the most specific, and of records alike in all that (one message raised at
-    several sites), one with curated advice before those known only from JAX's source."""
+    surest, then the one whose pattern holds the most literal text. Of records alike in all
+    that (one message raised at several sites), one with curated advice comes before those
+    known only from JAX's source, whose patterns, derived from the message's template,
+    differ from a curated one only in how they capture its values; then the fewest
+    wildcards."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
@@ -500,14 +503,7 @@ def _best_per_error(
     best = []
     for error, group in by_error.items():
         here = raised.get(error, set())
-        group.sort(
-            key=lambda pair: (
-                index.entries[pair[1].hit.entry].record_id not in here,
-                -pair[0],
-                _negated(index.specificity(pair[1].hit.entry)),
-                index.entries[pair[1].hit.entry].metadata.get("curated") == "false",
-            )
-        )
+        group.sort(key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here))
         score, chosen = group[0]
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
         others.pop(index.entries[chosen.hit.entry].record_id, None)
@@ -529,8 +525,14 @@ def _best_per_error(
     return tuple(matches)
 
 
-def _negated(pair: tuple[int, int]) -> tuple[int, int]:
-    return -pair[0], -pair[1]
+def _preference(
+    index: AnyIndex, entry: int, score: float, raised_here: set[str]
+) -> tuple[bool, float, int, bool, int]:
+    """How ``_best_per_error`` orders the records one message fits, best first."""
+    literal, shorter = index.specificity(entry)  # more literal text, then a shorter pattern
+    record = index.entries[entry]
+    known_only_from_source = record.metadata.get("curated") == "false"
+    return record.record_id not in raised_here, -score, -literal, known_only_from_source, -shorter
 
 
 def _match(

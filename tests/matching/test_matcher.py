@@ -425,9 +425,13 @@ def test_every_line_of_an_earlier_printing_belongs_to_its_exception() -> None:
 def test_of_sites_raising_one_message_the_curated_record_leads(curated_first: bool) -> None:
     """Without a frame to tell the sites apart, the record people wrote advice for comes
     first, whichever order the catalog lists them in; the others stay alternatives."""
-    pattern = r"Only byte-aligned shapes are supported\. Got shape: (?P<shape>\S+)"
-    curated = PatternEntry("curated", pattern, metadata={"curated": "true"})
-    mined = [PatternEntry(f"mined-{n}", pattern, metadata={"curated": "false"}) for n in range(2)]
+    message = r"Only byte-aligned shapes are supported\. Got shape: "
+    written = message + r"(?P<dtype>[a-z]\w*?)(?P<shape>[(][\d, ]*[)])"
+    curated = PatternEntry("curated", written, metadata={"curated": "true"})
+    # Derived from the template: the same literal text, the values captured more loosely
+    # (a shorter pattern, which would otherwise win).
+    derived = message + r"(?P<shape>.*)"
+    mined = [PatternEntry(f"mined-{n}", derived, metadata={"curated": "false"}) for n in range(2)]
     entries = [curated, *mined] if curated_first else [*mined, curated]
     report = match_paste(
         "fails with Only byte-aligned shapes are supported. Got shape: int4(3,)",
