@@ -125,6 +125,7 @@ class PatternIndex:
         self._unindexed = unindexed
         self._compiled: OrderedDict[int, Any] = OrderedDict()
         self._prefixes: dict[int, _Prefix | None] = {}
+        self._by_opening: dict[int, dict[str, tuple[tuple[int, _Prefix], ...]]] = {}
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
@@ -179,7 +180,7 @@ class PatternIndex:
         """Every (entry, text) where the entry's pattern matches, ordered by text then entry."""
         hits: list[Hit] = []
         unindexed = self._present_unindexed(texts)
-        candidates = self._candidates(texts, self._literals)
+        candidates = self._candidates(texts)
         for number in range(len(texts)) if unindexed else sorted(candidates):
             text = texts[number]
             for entry in sorted(candidates.get(number, set()).union(unindexed)):
@@ -199,24 +200,35 @@ class PatternIndex:
         return self.search_truncated_in([text])
 
     def search_truncated_in(self, texts: Sequence[str]) -> list[Hit]:
-        """``search_truncated`` of each text, with one automaton pass over them all."""
+        """``search_truncated`` of each text, with one automaton pass over them all. The
+        entries sharing a head are tried by the opening each shows: records of one message
+        share both, and a text without it is passed once for them all."""
+        heads: dict[int, set[int]] = {}
+        for number, head in self._heads.hits(texts):
+            heads.setdefault(number, set()).add(head)
         hits: list[Hit] = []
-        for number, candidates in sorted(self._candidates(texts, self._heads).items()):
+        for number in sorted(heads):
             text = texts[number]
             lowered = text.lower()
-            for entry in sorted(candidates):
-                hit = self._truncated_hit(entry, number, text, lowered)
+            shown = {
+                entry: prefix
+                for head in heads[number]
+                for opening, prefixed in self._openings(head).items()
+                if opening in text
+                for entry, prefix in prefixed
+            }
+            for entry in sorted(shown):
+                hit = self._truncated_hit(entry, shown[entry], number, text, lowered)
                 if hit is not None:
                     hits.append(hit)
         return hits
 
-    def _truncated_hit(self, entry: int, number: int, text: str, lowered: str) -> Hit | None:
-        """The cut-off match of ``entry`` in ``text``. The cheap tests come first: a text
-        without the pattern's opening shows no head in a cut match, and one without its
-        key (an entry with a head has one) holds no whole match."""
-        prefix = self._prefix(entry)
-        if prefix is None or prefix.opening not in text:
-            return None
+    def _truncated_hit(
+        self, entry: int, prefix: _Prefix, number: int, text: str, lowered: str
+    ) -> Hit | None:
+        """The cut-off match of ``entry`` in ``text``, which shows the pattern's opening.
+        The cheap test comes first: a text without the entry's key (an entry with a head
+        has one) holds no whole match."""
         full = self._compile(entry)
         ready = self._prepared[entry]
         if full is None or (ready.key in lowered and _search(full, text) is not None):
@@ -256,11 +268,11 @@ class PatternIndex:
         prepared = self._prepared[entry]
         return sum(map(len, prepared.literals)), -len(prepared.pattern)
 
-    def _candidates(self, texts: Sequence[str], keys: _Keys) -> dict[int, set[int]]:
+    def _candidates(self, texts: Sequence[str]) -> dict[int, set[int]]:
         """The entries whose key occurs in each text that holds any, by the text's number."""
         found: dict[int, set[int]] = {}
-        for number, key_id in set(keys.hits(texts)):
-            found.setdefault(number, set()).update(keys.entries[key_id])
+        for number, key_id in set(self._literals.hits(texts)):
+            found.setdefault(number, set()).update(self._literals.entries[key_id])
         return found
 
     def _present_unindexed(self, texts: Sequence[str]) -> set[int]:
@@ -319,6 +331,22 @@ class PatternIndex:
         with self._lock:
             self._prefixes[entry] = prefix
         return prefix
+
+    def _openings(self, head: int) -> dict[str, tuple[tuple[int, _Prefix], ...]]:
+        """The entries of a head with a cut-off pattern, by the opening they start with."""
+        with self._lock:
+            grouped = self._by_opening.get(head)
+        if grouped is not None:
+            return grouped
+        by_opening: dict[str, list[tuple[int, _Prefix]]] = {}
+        for entry in self._heads.entries[head]:
+            prefix = self._prefix(entry)
+            if prefix is not None:
+                by_opening.setdefault(prefix.opening, []).append((entry, prefix))
+        grouped = {opening: tuple(group) for opening, group in by_opening.items()}
+        with self._lock:
+            self._by_opening[head] = grouped
+        return grouped
 
 
 @lru_cache(maxsize=1 << 18)
