@@ -48,6 +48,12 @@ _BRACE = re.compile(r"[{}]")
 # A field holding no quote, bracket or brace ends at the next "}" (``{x.shape}``, ``{bytes=}``).
 _PLAIN_FIELD = re.compile(r"\{[^{}()\[\]'\"]*\}")
 MAX_GROUP_NAME = 40
+# MLIR prints an op's diagnostic (``emitOpError``) as ``'tpu.iota' op <message>``, and so
+# does JAX where it raises MLIR's error; Mosaic TPU's compiler prints the message alone, with
+# the op under "The MLIR operation involved". The op's words are optional in the pattern
+# where the message without them keeps this much literal text.
+_OP_PREFIX = re.compile(r"'(?:[\w.]+|\{[^{}]*\})' op ")
+MIN_LITERAL_WITHOUT_OP = 12
 
 
 class PatternError(ValueError):
@@ -80,9 +86,10 @@ def derive_pattern(template: str) -> str:
 
     Literal text is escaped, except that a run of two or more spaces matches any run of
     spaces (dashboards collapse JAX's double spaces). A lazy group at the very end is made
-    greedy so it captures the rest of the line instead of a single character.
+    greedy so it captures the rest of the line instead of a single character. An MLIR op's
+    diagnostic matches with or without its op (see ``_OP_PREFIX``).
     """
-    return _render(split_template(template))
+    return _rendered(template)[0]
 
 
 def derive_checked_pattern(template: str) -> str:
@@ -92,16 +99,27 @@ def derive_checked_pattern(template: str) -> str:
     it compiles by construction, so RE2 (a compile costs more than deriving) is asked only
     when nothing literal keeps it from matching empty text.
     """
-    pieces = split_template(template)
-    pattern = _render(pieces)
-    if len(pattern) > MAX_PATTERN_CHARS or not any(isinstance(p, str) for p in pieces):
+    pattern, literal = _rendered(template)
+    if len(pattern) > MAX_PATTERN_CHARS or not literal:
         compile_pattern(pattern)
     return pattern
 
 
-def _render(pieces: list[str | Placeholder]) -> str:
-    parts: list[str] = []
+def _rendered(template: str) -> tuple[str, bool]:
+    """The pattern, and whether any of it is literal text."""
     used: dict[str, int] = {}
+    op = _OP_PREFIX.match(template)
+    rest = split_template(template[op.end() :] if op else template)
+    literal = "".join(piece for piece in rest if isinstance(piece, str))
+    if op is None or len(literal.strip()) < MIN_LITERAL_WITHOUT_OP:
+        pieces = split_template(template)
+        return _render(pieces, used), any(isinstance(piece, str) for piece in pieces)
+    return f"(?:{_render(split_template(op[0]), used)})?{_render(rest, used)}", True
+
+
+def _render(pieces: list[str | Placeholder], used: dict[str, int]) -> str:
+    """The pieces as a pattern; ``used`` holds the group names taken so far."""
+    parts: list[str] = []
     for position, piece in enumerate(pieces):
         if isinstance(piece, str):
             parts.append(_escape_literal(piece))

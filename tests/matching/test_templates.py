@@ -99,6 +99,29 @@ def test_literal_text_matches_itself_and_only_itself(text: str) -> None:
         assert re.fullmatch(pattern, other) is None, other
 
 
+@pytest.mark.parametrize(
+    ("template", "printed"),
+    [
+        ("'tpu.iota' op iota rank below 2D unsupported", "iota rank below 2D unsupported"),
+        ("'{op}' op Invalid input layout for {what}", "Invalid input layout for vreg"),
+    ],
+)
+def test_an_ops_diagnostic_matches_with_or_without_the_op(template: str, printed: str) -> None:
+    """MLIR prints ``'<op>' op <message>``; Mosaic TPU's compiler prints the message alone."""
+    pattern = compile_pattern(derive_pattern(template))
+    with_op = pattern.search(f"MLIRError: 'tpu.iota' op {printed}")
+    assert with_op is not None and with_op.start() == len("MLIRError: ")
+    alone = pattern.search(f"INTERNAL: Mosaic failed to compile TPU kernel: {printed}")
+    assert alone is not None and alone.group(0) == printed
+    assert pattern.search(printed[: len(printed) // 2]) is None
+
+
+def test_an_op_stays_required_where_the_rest_is_too_short_to_tell() -> None:
+    pattern = compile_pattern(derive_pattern("'{op}' op failed: {reason}"))
+    assert pattern.search("failed: no reason") is None
+    assert pattern.search("'tpu.matmul' op failed: no reason") is not None
+
+
 def test_unclosed_brace_is_literal() -> None:
     assert split_template("size {oops") == ["size {oops"]
 
