@@ -315,12 +315,17 @@ def _in_cut_messages(
     explained: set[tuple[str, int]],
 ) -> list[_Candidate]:
     """Exceptions that no pattern explains in full, tried as messages cut off part-way
-    (one search over them all)."""
+    (one search over them all). A message that ends without a truncation marker must show
+    ``UNMARKED_CUT_MIN_LITERAL`` characters of the pattern's literal text, as a loose line
+    must: a whole message of other words can begin as a pattern does ("Unsupported input
+    data type in matrix multiplication." as ``Unsupported {what} layout: {layout}.``)."""
     tried = [n for n in range(len(records)) if ("exception", n) not in explained]
     candidates = []
     for hit in index.search_truncated_in([joined[n] for n in tried]):
         number = tried[hit.text]
         record, message = records[number], joined[number]
+        if not record.truncated and _literal_seen(index, hit) < UNMARKED_CUT_MIN_LITERAL:
+            continue
         score = _location(record) * (TRUNCATED_BASE + TRUNCATED_SPAN * hit.coverage)
         raised_as = _raised_as(record, _lead_in(message, hit.start)[1])
         error = ("exception", number)
@@ -330,6 +335,11 @@ def _in_cut_messages(
             )
         )
     return candidates
+
+
+def _literal_seen(index: AnyIndex, hit: Hit) -> float:
+    """How many characters of the pattern's literal text a cut-off match shows."""
+    return hit.coverage * sum(map(len, index.literals(hit.entry)))
 
 
 def _location(record: ExceptionRecord | None) -> float:
@@ -394,8 +404,7 @@ def _in_loose_lines(
             cuts.extend((line, span, marked) for span, marked in _cut_spans(text, markers))
     for hit in index.search_truncated_in([text for _, text, _ in cuts]):
         line, text, marked = cuts[hit.text]
-        seen = hit.coverage * sum(map(len, index.literals(hit.entry)))
-        if not marked and seen < UNMARKED_CUT_MIN_LITERAL:
+        if not marked and _literal_seen(index, hit) < UNMARKED_CUT_MIN_LITERAL:
             continue
         if any(text[hit.start :] in message for message in messages):
             continue

@@ -374,6 +374,25 @@ def test_message_cut_without_a_marker() -> None:
     assert match.score < 1.0
 
 
+_LAYOUT = PatternEntry("layout", r"Unsupported (?P<what>.*?) layout: (?P<layout>.*?)\.")
+_TPU_KERNEL = "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
+
+
+def test_a_whole_message_beginning_as_a_pattern_does_is_not_a_cut() -> None:
+    """Only "Unsupported " (12 characters) of the pattern's literal text shows: too little
+    to take a message that ends without a marker for a cut."""
+    index = PatternIndex.build([_LAYOUT])
+    paste = f"{_TPU_KERNEL}Unsupported input data type in matrix multiplication.\n"
+    assert match_paste(paste, index).matches == ()
+
+
+def test_a_marked_cut_needs_only_the_head_of_the_message() -> None:
+    index = PatternIndex.build([_LAYOUT])
+    match = only_match(match_paste(f"{_TPU_KERNEL}Unsupported vector lay…\n", index))
+    assert (match.record_id, match.truncated) == ("layout", True)
+    assert match.captures == {"what": "vector"}
+
+
 def test_root_cause_comes_first() -> None:
     text = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES-verbose.txt")
     report = match_paste(text, catalog_index())
