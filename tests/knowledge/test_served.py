@@ -205,6 +205,39 @@ def test_every_matchable_mined_message_rendered_with_values_is_matched(
     assert missed == []
 
 
+_OP = re.compile(r"'[^']*' op ")
+
+
+def test_an_ops_diagnostic_is_matched_as_mosaic_tpu_prints_it(matcher: MatchService) -> None:
+    """Mosaic TPU's compiler prints an op's diagnostic without MLIR's ``'<op>' op `` words
+    (the op comes after, under "The MLIR operation involved"), as real reports show."""
+    wordings = wordings_by_id()
+    missed = []
+    tried = 0
+    for record in mined_records():
+        line = render(record["errorMessage"]).split("\n", 1)[0]
+        op = _OP.match(line)
+        if op is None or not record["matchPattern"].startswith("(?:'"):
+            continue
+        tried += 1
+        message = line[op.end() :]
+        paste = (
+            f"MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: {message}\n\n"
+            'The MLIR operation involved:\n  %7 = "tpu.iota"() : () -> vector<8xi32>\n'
+        )
+        ids = [match.errorId for match in matcher.match(MatchRequest(text=paste)).matches]
+        if record["id"] in ids:
+            continue
+        if not any(
+            re2.search(derive_pattern(wording.split("\n", 1)[0]), message)
+            for other in ids
+            for wording in wordings.get(other, [])
+        ):
+            missed.append((record["id"], message))
+    assert tried > 500
+    assert missed == []
+
+
 def wordings_by_id() -> dict[str, list[str]]:
     """Every wording of every record (mined and curated), by record id."""
     wordings: dict[str, list[str]] = {}
