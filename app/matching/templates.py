@@ -109,12 +109,13 @@ def _rendered(template: str) -> tuple[str, bool]:
     """The pattern, and whether any of it is literal text."""
     used: dict[str, int] = {}
     op = _OP_PREFIX.match(template)
-    rest = split_template(template[op.end() :] if op else template)
-    literal = "".join(piece for piece in rest if isinstance(piece, str))
-    if op is None or len(literal.strip()) < MIN_LITERAL_WITHOUT_OP:
-        pieces = split_template(template)
-        return _render(pieces, used), any(isinstance(piece, str) for piece in pieces)
-    return f"(?:{_render(split_template(op[0]), used)})?{_render(rest, used)}", True
+    if op is not None:
+        rest = split_template(template[op.end() :])
+        literal = "".join(piece for piece in rest if isinstance(piece, str))
+        if len(literal.strip()) >= MIN_LITERAL_WITHOUT_OP:
+            return f"(?:{_render(split_template(op[0]), used)})?{_render(rest, used)}", True
+    pieces = split_template(template)
+    return _render(pieces, used), any(isinstance(piece, str) for piece in pieces)
 
 
 def _render(pieces: list[str | Placeholder], used: dict[str, int]) -> str:
