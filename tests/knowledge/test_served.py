@@ -194,12 +194,7 @@ def test_every_matchable_mined_message_rendered_with_values_is_matched(
         ids = [match.errorId for match in found]
         if record["id"] in ids:
             continue
-        first_line = line.split("\n", 1)[0]
-        if not any(
-            re2.search(derive_pattern(wording.split("\n", 1)[0]), first_line)
-            for other in ids
-            for wording in wordings.get(other, [])
-        ):
+        if not _worded_alike(ids, line.split("\n", 1)[0], wordings):
             missed.append((record["id"], line))
     assert tried > 2000
     assert missed == []
@@ -228,14 +223,19 @@ def test_an_ops_diagnostic_is_matched_as_mosaic_tpu_prints_it(matcher: MatchServ
         ids = [match.errorId for match in matcher.match(MatchRequest(text=paste)).matches]
         if record["id"] in ids:
             continue
-        if not any(
-            re2.search(derive_pattern(wording.split("\n", 1)[0]), message)
-            for other in ids
-            for wording in wordings.get(other, [])
-        ):
+        if not _worded_alike(ids, message, wordings):
             missed.append((record["id"], message))
     assert tried > 500
     assert missed == []
+
+
+def _worded_alike(ids: list[str], line: str, wordings: dict[str, list[str]]) -> bool:
+    """Whether a wording of one of the records ``ids`` reads ``line`` as well."""
+    return any(
+        re2.search(derive_pattern(wording.split("\n", 1)[0]), line)
+        for other in ids
+        for wording in wordings.get(other, [])
+    )
 
 
 def wordings_by_id() -> dict[str, list[str]]:
