@@ -22,14 +22,11 @@ from app.knowledge.python_source import mine_python
 from app.knowledge.releases import source_url, span
 from app.knowledge.scope import CPP_SCOPE, repo_root
 from app.knowledge.sites import Site
-from app.matching.templates import derive_pattern, split_template
+from app.matching.templates import MIN_MATCHABLE_LITERAL, derive_pattern, split_template
 from app.records.schema import MAX_MESSAGE_CHARS
 from app.records.slugs import derive_slug
 
 REPO = "jax-ml/jax"
-# A message with less literal text than this could be any line of a paste: it is kept as a
-# record but left out of matching (``matchPattern`` empty), where frames will find it.
-MIN_MATCHABLE_LITERAL = 12
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _SELF_DOCUMENTING = re.compile(r"\{\s*([^{}=!:]+?)\s*=\s*(?:[!:][^{}]*)?\}")
 
@@ -183,7 +180,8 @@ def message_pattern(site: Site) -> str:
 def match_pattern(template: str) -> str:
     """The typed pattern with named groups the matcher uses, of the message's first line
     (the exception line of a traceback); empty where that line has too little literal text
-    to tell it from any other line (a bare assert, ``raise X(msg)``)."""
+    to tell it from any other line (a bare assert, ``raise X(msg)``): the site is kept as a
+    record, left to the frames to find."""
     first_line = template.split("\n", 1)[0]
     literal = "".join(piece for piece in split_template(first_line) if isinstance(piece, str))
     if len(literal.strip()) < MIN_MATCHABLE_LITERAL:

@@ -48,12 +48,13 @@ _BRACE = re.compile(r"[{}]")
 # A field holding no quote, bracket or brace ends at the next "}" (``{x.shape}``, ``{bytes=}``).
 _PLAIN_FIELD = re.compile(r"\{[^{}()\[\]'\"]*\}")
 MAX_GROUP_NAME = 40
+# A message with less literal text than this could be any line of a paste.
+MIN_MATCHABLE_LITERAL = 12
 # MLIR prints an op's diagnostic (``emitOpError``) as ``'tpu.iota' op <message>``, and so
 # does JAX where it raises MLIR's error; Mosaic TPU's compiler prints the message alone, with
 # the op under "The MLIR operation involved". The op's words are optional in the pattern
-# where the message without them keeps this much literal text.
+# where the message without them is still matchable.
 _OP_PREFIX = re.compile(r"'(?:[\w.]+|\{[^{}]*\})' op ")
-MIN_LITERAL_WITHOUT_OP = 12
 
 
 class PatternError(ValueError):
@@ -112,7 +113,7 @@ def _rendered(template: str) -> tuple[str, bool]:
     if op is not None:
         rest = split_template(template[op.end() :])
         literal = "".join(piece for piece in rest if isinstance(piece, str))
-        if len(literal.strip()) >= MIN_LITERAL_WITHOUT_OP:
+        if len(literal.strip()) >= MIN_MATCHABLE_LITERAL:
             return f"(?:{_render(split_template(op[0]), used)})?{_render(rest, used)}", True
     pieces = split_template(template)
     return _render(pieces, used), any(isinstance(piece, str) for piece in pieces)
