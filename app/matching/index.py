@@ -210,13 +210,11 @@ class PatternIndex:
         for number in sorted(heads):
             text = texts[number]
             lowered = text.lower()
-            shown = {
-                entry: prefix
-                for head in heads[number]
-                for opening, prefixed in self._openings(head).items()
-                if opening in text
-                for entry, prefix in prefixed
-            }
+            shown: dict[int, _Prefix] = {}
+            for head in heads[number]:
+                for opening, prefixed in self._openings(head).items():
+                    if opening in text:
+                        shown.update(prefixed)
             for entry in sorted(shown):
                 hit = self._truncated_hit(entry, shown[entry], number, text, lowered)
                 if hit is not None:
