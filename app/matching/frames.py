@@ -88,6 +88,9 @@ class ReleaseReading:
     given: str | None  # the user's jaxVersion
     used: str | None  # the user's, else the newest release the paste allows
     contradiction: str | None  # the user's version against the paste's, or the paste's own
+    # A version the paste names that is no mined release (a nightly newer than the newest),
+    # and the release followed in its place.
+    outside: str | None = None
 
 
 @dataclass(frozen=True)
@@ -405,7 +408,7 @@ class FrameIndex:
                 evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
-        stated = self._stated(lines, evidence, origins)
+        stated, unmined = self._stated(lines, evidence, origins)
         contradiction = None
         if stated:
             if masks and not stated & best:
@@ -420,16 +423,45 @@ class FrameIndex:
             used = releases[-1]
         elif given is not None and releases and _release_of(given) not in releases:
             contradiction = f"jaxVersion {given} but the paste reads {_span(releases)}"
+        outside = None
+        if unmined:
+            version, release = unmined[0]
+            used = used or self._stand_in(release)
+            outside = f"the paste names jax {version}, {self._placing(release)}; "
+            outside += f"the answer follows {used}"
         return ReleaseReading(
-            releases, _span(releases), agreeing, tuple(evidence), given, used, contradiction
+            releases,
+            _span(releases),
+            agreeing,
+            tuple(evidence),
+            given,
+            used,
+            contradiction,
+            outside,
         )
+
+    def _stand_in(self, release: str) -> str:
+        """The mined release closest below an unmined ``release``, whose wordings and lines
+        are the likeliest to be its own; the oldest mined for an older one."""
+        below = [r for r in self.releases if release_key(r) <= release_key(release)]
+        return below[-1] if below else self.releases[0]
+
+    def _placing(self, release: str) -> str:
+        """Where an unmined ``release`` stands against the mined ones."""
+        if release_key(release) > release_key(self.releases[-1]):
+            return f"newer than {self.releases[-1]}, the newest release mined"
+        if release_key(release) < release_key(self.releases[0]):
+            return f"older than {self.releases[0]}, the oldest release mined"
+        return "not a release mined"
 
     def _stated(
         self, lines: Sequence[str], evidence: list[Evidence], origins: Sequence[int] | None
-    ) -> int:
-        """The releases the paste spells out (``jax==0.9.2``); a development version is
-        read as the release it numbers."""
+    ) -> tuple[int, list[tuple[str, str]]]:
+        """The releases the paste spells out (``jax==0.9.2``), a development version read
+        as the release it numbers; and, in paste order, the versions it names that are no
+        mined release (``jax 0.11.1.dev20260814``, newer than any)."""
         mask = 0
+        unmined: list[tuple[str, str]] = []  # (the version as named, its release)
         text = "\n".join(lines)
         line = position = 0
         for found in _VERSION.finditer(text):
@@ -440,13 +472,16 @@ class FrameIndex:
             line += text.count("\n", position, found.start())
             position = found.start()
             release = _release_of(found["version"])
-            bit = self.mask(release) if release else 0
-            if bit:
-                mask |= bit
-                shown = f"{found['package']} {found['version']}"
-                shown_at = origins[line] if origins else line
-                evidence.append(Evidence("version", shown_at, shown, (str(release),)))
-        return mask
+            if release is None:
+                continue
+            bit = self.mask(release)
+            mask |= bit
+            if not bit:
+                unmined.append((found["version"], release))
+            shown = f"{found['package']} {found['version']}"
+            shown_at = origins[line] if origins else line
+            evidence.append(Evidence("version", shown_at, shown, (release,) if bit else ()))
+        return mask, unmined
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")

@@ -5,6 +5,8 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from pydantic import BaseModel, Field
 
 from app.alignment import AlignmentInputError
@@ -155,6 +157,11 @@ class ReleaseOut(BaseModel):
     contradiction: str | None = Field(
         description="Where the jaxVersion asked for, or the paste's own versions, disagree."
     )
+    outside: str | None = Field(
+        default=None,
+        description="A version the paste names that is no mined release (a nightly newer "
+        "than the newest), and the release the answer follows in its place.",
+    )
 
 
 class RaisePointOut(BaseModel):
@@ -219,7 +226,7 @@ class MatchService:
             exceptions=[_exception(found) for found in report.exceptions],
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
-            release=_release(release) if release is not None and release.releases else None,
+            release=_release(release) if _tells(release) else None,
             raisePoints=[self._raise_point(point, request) for point in report.raise_points],
             memory=memory_overflows(request.text, request.jaxVersion),
         )
@@ -392,6 +399,11 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
     return mentioned + [op for op in operations if op not in mentioned]
 
 
+def _tells(reading: ReleaseReading | None) -> TypeGuard[ReleaseReading]:
+    """Whether the paste says anything of its release: a mined one, or a version outside."""
+    return reading is not None and bool(reading.releases or reading.outside)
+
+
 def _release(reading: ReleaseReading) -> ReleaseOut:
     return ReleaseOut(
         releases=list(reading.releases),
@@ -404,6 +416,7 @@ def _release(reading: ReleaseReading) -> ReleaseOut:
         given=reading.given,
         used=reading.used,
         contradiction=reading.contradiction,
+        outside=reading.outside,
     )
 
 

@@ -307,6 +307,28 @@ def test_the_release_is_read_from_the_frames_with_its_evidence(client: httpx.Cli
     assert asked["contradiction"] == "jaxVersion 0.8.1 but the paste reads 0.10.2"
 
 
+def test_a_nightly_newer_than_every_mined_release_is_said_and_the_newest_followed(
+    client: httpx.Client,
+) -> None:
+    newest = list(release_commits())[-1]
+    message = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    text = f"jax: 0.99.1.dev20260814\n{message}"
+    body = match(client, text)
+    release = body["release"]
+    assert (release["releases"], release["used"]) == ([], newest)
+    assert release["outside"] == (
+        f"the paste names jax 0.99.1.dev20260814, newer than {newest}, the newest release "
+        f"mined; the answer follows {newest}"
+    )
+    assert release["evidence"] == [
+        {"kind": "version", "lineNumber": 1, "text": "jax 0.99.1.dev20260814", "releases": []}
+    ]
+    found = body["matches"][0]
+    commit = release_commits()[newest]
+    assert found["sourceUrl"].startswith(f"https://github.com/jax-ml/jax/blob/{commit}/")
+    assert found["fix"] is not None and found["fix"]["jaxVersion"] == newest
+
+
 def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -> None:
     from tests.matching.test_raise_points import real_tiling_assert, tiling_site
 

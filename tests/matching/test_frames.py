@@ -138,6 +138,36 @@ def test_a_version_named_against_the_frames_is_reported() -> None:
     assert reading.contradiction == "the paste names 0.5.0 but its frames read 0.10.2"
 
 
+@pytest.mark.parametrize(
+    ("line", "used", "placing"),
+    [
+        ("jax: 0.11.1.dev20260814", "0.10.2", "newer than 0.10.2, the newest release mined"),
+        ("jaxlib 0.10.3.dev20261101", "0.10.2", "newer than 0.10.2, the newest release mined"),
+        ("pip: jax==0.4.20", "0.4.31", "older than 0.4.31, the oldest release mined"),
+        ("jax==0.9.5", "0.9.2", "not a release mined"),
+    ],
+)
+def test_a_version_no_release_mined_is_said_and_the_nearest_followed(
+    line: str, used: str, placing: str
+) -> None:
+    reading = match_paste(f"{line}\n{MESSAGE}\n", catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None
+    assert reading.releases == ()
+    assert reading.used == used
+    version = line.split()[-1].split("==")[-1]
+    assert reading.outside == f"the paste names jax {version}, {placing}; the answer follows {used}"
+    assert reading.evidence[0].kind == "version" and reading.evidence[0].releases == ()
+
+
+def test_a_newer_nightly_beside_the_frames_keeps_the_frames_release() -> None:
+    paste = "jax 0.11.0.dev20260901\n" + fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    reading = match_paste(paste, catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None
+    assert reading.used == "0.10.2" and "0.10.2" in reading.releases
+    assert reading.frames >= 2
+    assert reading.outside is not None and "newer than 0.10.2" in reading.outside
+
+
 def test_nothing_in_the_paste_tells_no_release() -> None:
     reading = match_paste(MESSAGE, catalog_index(), None, FrameIndex.load()).release
     assert reading is not None and reading.releases == () and reading.used is None
