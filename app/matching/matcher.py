@@ -498,8 +498,9 @@ def _best_per_error(
     raised: Mapping[tuple[str, int], set[str]],
 ) -> tuple[Match, ...]:
     """One match per error, root causes first, each error reported once. Of the records a
-    message fits, the one whose site the exception's last frame is at comes first, then the
-    surest, then the one whose pattern holds the most literal text. Of records alike in all
+    message fits, the one whose site the exception's last frame is at comes first, then one
+    raised in the module whose exception class the paste names, then the surest, then the
+    one whose pattern holds the most literal text. Of records alike in all
     that (one message raised at several sites), one with curated advice comes before those
     known only from JAX's source, whose patterns, derived from the message's template,
     differ from a curated one only in how they capture its values; then the fewest
@@ -512,7 +513,8 @@ def _best_per_error(
     best = []
     for error, group in by_error.items():
         here = raised.get(error, set())
-        group.sort(key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here))
+        defined = _modules_named([c for _, c in group]) if len(group) > 1 else frozenset()
+        group.sort(key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here, defined))
         score, chosen = group[0]
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
         others.pop(index.entries[chosen.hit.entry].record_id, None)
@@ -535,13 +537,40 @@ def _best_per_error(
 
 
 def _preference(
-    index: AnyIndex, entry: int, score: float, raised_here: set[str]
-) -> tuple[bool, float, int, bool, int]:
+    index: AnyIndex, entry: int, score: float, raised_here: set[str], defined: frozenset[str]
+) -> tuple[bool, bool, float, int, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first."""
     literal, shorter = index.specificity(entry)  # more literal text, then a shorter pattern
     record = index.entries[entry]
     known_only_from_source = record.metadata.get("curated") == "false"
-    return record.record_id not in raised_here, -score, -literal, known_only_from_source, -shorter
+    elsewhere = record.metadata.get("file") not in defined
+    return (
+        record.record_id not in raised_here,
+        elsewhere,
+        -score,
+        -literal,
+        known_only_from_source,
+        -shorter,
+    )
+
+
+_QUALIFIED_CLASS = re.compile(r"\b(jax(?:lib)?(?:\.\w+)+)\.\w+(?:Error|Exception)\b")
+
+
+def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
+    """The files of JAX's modules whose exception classes an error is printed with
+    (``jax._src.pallas.triton.lowering.TritonLoweringException`` →
+    ``jax/_src/pallas/triton/lowering.py``): one message raised in several lowerings is
+    told apart by the module its class is defined in, which is the one raising it."""
+    files: set[str] = set()
+    for candidate in candidates:
+        named = candidate.text[: candidate.hit.start]
+        if candidate.record is not None:
+            named = f"{candidate.record.qualified_class}: {named}"
+        for module in _QUALIFIED_CLASS.findall(named):
+            path = module.replace(".", "/")
+            files.update((f"{path}.py", f"{path}/__init__.py"))
+    return frozenset(files)
 
 
 def _match(

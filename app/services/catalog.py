@@ -258,8 +258,8 @@ def _read(
     """Each row's facts and, for a live record, its patterns."""
     records: dict[str, RecordInfo] = {}
     entries: list[PatternEntry] = []
-    # One metadata dict per class, rule and whether the record is curated.
-    shared: dict[tuple[str, str, bool], dict[str, str]] = {}
+    # One metadata dict per class, rule, whether the record is curated and its site's file.
+    shared: dict[tuple[str, str, bool, str], dict[str, str]] = {}
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source = row[7:]
@@ -283,9 +283,15 @@ def _read(
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue
-        key = (error_class or "", rule or "", curated)
+        key = (error_class or "", rule or "", curated, path or "")
         metadata = shared.setdefault(
-            key, {"exception_class": key[0], "rule": key[1], "curated": str(curated).lower()}
+            key,
+            {
+                "exception_class": key[0],
+                "rule": key[1],
+                "curated": str(curated).lower(),
+                "file": key[3],
+            },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
         entries.append(PatternEntry(record_id, current, "current", metadata))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from collections.abc import Iterator
@@ -203,6 +204,48 @@ def test_every_matchable_mined_message_rendered_with_values_is_matched(
             missed.append((record["id"], line))
     assert tried > 2000
     assert missed == []
+
+
+def test_a_message_several_lowerings_raise_goes_to_the_module_its_class_names(
+    matcher: MatchService,
+) -> None:
+    """A message raised alike in several files (each Pallas lowering's "Exception while
+    lowering eqn:") is told apart by the module of the class it is printed with:
+    ``jax._src.pallas.triton.lowering.TritonLoweringException`` is Triton's."""
+    by_message: dict[str, list[dict[str, Any]]] = {}
+    for record in mined_records():
+        if record["matchPattern"]:
+            by_message.setdefault(record["errorMessage"].split("\n", 1)[0], []).append(record)
+    tried = []
+    for records in by_message.values():
+        if len({record["filePath"] for record in records}) < 2:
+            continue
+        for record in records:
+            if not record["filePath"].endswith(".py") or hasattr(builtins, record["errorClass"]):
+                continue  # a builtin class is printed without a module
+            module = record["filePath"].removesuffix(".py").replace("/", ".")
+            paste = f"{module}.{record['errorClass']}: {render(record['errorMessage'])}\n"
+            [found] = matcher.match(MatchRequest(text=paste)).matches
+            tried.append((record["filePath"], matcher.catalog.records[found.errorId].file))
+    assert len(tried) >= 5
+    assert [leading for leading, _ in tried] == [file for _, file in tried]
+
+
+def test_a_real_triton_lowering_report_gets_the_triton_record(matcher: MatchService) -> None:
+    """As reported (jax#19453): the class is Triton's own, whose name the mined sites of
+    0.4.31 on do not share (they raise LoweringError), and two other lowerings raise the
+    same message."""
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/attention.py", line 88, in <module>\n'
+        "    out = mha(q, k, v)\n"
+        "jax._src.pallas.triton.lowering.TritonLoweringException: Exception while lowering "
+        "eqn:\n  a:f32[64,64] = dot_general[dimension_numbers=(([1], [0]), ([], []))] b c\n"
+    )
+    [found] = matcher.match(MatchRequest(text=paste)).matches
+    assert matcher.catalog.records[found.errorId].file == "jax/_src/pallas/triton/lowering.py"
+    others = {matcher.catalog.records[other].file for other in found.alternatives}
+    assert "jax/_src/pallas/mosaic/lowering.py" in others
 
 
 # MLIR's words before an op's diagnostic: the op's name, or a placeholder for it.
