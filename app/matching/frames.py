@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from app.knowledge.python_source import mine_file
 from app.knowledge.releases import release_commits, release_key, source_url
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
@@ -53,6 +54,11 @@ MAX_FRAME_TAIL = 6
 MAX_REMEMBERED = 4096
 # A printed source line must show this much of an assert's condition to be taken for it.
 MIN_CONDITION = 8
+# A ``raise`` or ``assert`` shown as source: in a traceback, a diff (``-``, ``+``), pytest's
+# failing line (``>``) or a quote (``> ``).
+STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
+# Lines a statement shown as source may span (a message built over several lines).
+MAX_STATEMENT_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,34 @@ class FrameIndex:
             file, line, mask = newest
             return source_url(release_commits()[self.names(mask)[-1]], file, line, line)
         return None
+
+    def quoted_sites(self, lines: Sequence[str]) -> frozenset[str]:
+        """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's
+        source line, a diff, a code block), read as the miner reads JAX's: one message
+        raised at several sites is told apart by the statement the paste quotes."""
+        found: set[str] = set()
+        for number, text in enumerate(lines):
+            start = STATEMENT.match(text)
+            if start is None:
+                continue
+            statement = text[start.end() :]
+            for following in lines[number + 1 : number + MAX_STATEMENT_LINES]:
+                if _statement_keys(statement):
+                    break
+                marked = following[:1] in ("+", "-", ">")  # a diff's or pytest's mark
+                statement += "\n" + following[marked:]
+            for key in _statement_keys(statement):
+                found.update(self._sites_by_statement.get(key, ()))
+        return frozenset(found)
+
+    @cached_property
+    def _sites_by_statement(self) -> dict[tuple[str, str], list[str]]:
+        """("assert", condition) or (class, message template) → the records of such sites."""
+        table: dict[tuple[str, str], list[str]] = {}
+        for site in self.sites:
+            key = _site_key(site.kind, site.error_class, site.condition, site.message)
+            table.setdefault(key, []).append(site.record_id)
+        return table
 
     def site_of(self, record_id: str) -> Site | None:
         return self._sites_by_record.get(record_id)
@@ -482,6 +516,21 @@ class FrameIndex:
             shown_at = origins[line] if origins else line
             evidence.append(Evidence("version", shown_at, shown, (release,) if bit else ()))
         return mask, unmined
+
+
+@lru_cache(maxsize=MAX_REMEMBERED)
+def _statement_keys(statement: str) -> tuple[tuple[str, str], ...]:
+    """What tells the sites of a ``raise`` or ``assert`` statement apart, as the miner
+    reads it; none while the statement does not parse (its first lines only)."""
+    return tuple(
+        _site_key(site.kind, site.error_class, site.condition or "", site.template)
+        for site in mine_file("", statement.strip())
+    )
+
+
+def _site_key(kind: str, error_class: str, condition: str, message: str) -> tuple[str, str]:
+    """An assert is known by its condition, a raise by its class and message template."""
+    return ("assert", condition) if kind == "assert" else (error_class, message)
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
+from app.matching.frames import STATEMENT, FrameIndex, RaisePoint, ReleaseReading
 from app.matching.index import AnyIndex, Hit
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
@@ -186,7 +186,11 @@ def match_paste(
     # lines; the loose lines therefore do not depend on what the messages match.
     claimed = {n for r in records for n in (*r.message_line_numbers, *r.repeated_lines)}
     unread = set(range(len(paste.lines))).difference(claimed, reading.structure)
-    loose = [n for n in sorted(unread) if paste.lines[n].strip()]
+    # A ``raise`` shown as source (a code block, a diff) quotes its message's template: that
+    # tells which site raised it, and is no error of its own.
+    loose = [
+        n for n in sorted(unread) if paste.lines[n].strip() and not STATEMENT.match(paste.lines[n])
+    ]
     joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
     texts, owners = _message_texts(records, joined, paste.lines)
     # One search over the messages and the loose lines; hits come ordered by text.
@@ -207,7 +211,8 @@ def match_paste(
             if at:
                 points[("exception", number)] = at
     raised = {error: {p.record_id for p in at} for error, at in points.items()}
-    matches = _best_per_error(candidates, index, paste, _version(jax_version), raised)
+    quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
+    matches = _best_per_error(candidates, index, paste, _version(jax_version), raised, quoted)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
@@ -496,11 +501,13 @@ def _best_per_error(
     paste: NormalizedPaste,
     version: tuple[int, ...] | None,
     raised: Mapping[tuple[str, int], set[str]],
+    quoted: Callable[[], frozenset[str]],
 ) -> tuple[Match, ...]:
     """One match per error, root causes first, each error reported once. Of the records a
-    message fits, the one whose site the exception's last frame is at comes first, then one
-    raised in the module whose exception class the paste names, then the surest, then the
-    one whose pattern holds the most literal text. Of records alike in all
+    message fits, the one whose site the paste points at comes first (the exception's last
+    frame is there, or the paste shows its ``raise`` as source), then one raised in the
+    module whose exception class the paste names, then the surest, then the one whose
+    pattern holds the most literal text. Of records alike in all
     that (one message raised at several sites), one with curated advice comes before those
     known only from JAX's source, whose patterns, derived from the message's template,
     differ from a curated one only in how they capture its values; then the fewest
@@ -513,8 +520,13 @@ def _best_per_error(
     best = []
     for error, group in by_error.items():
         here = raised.get(error, set())
-        defined = _modules_named([c for _, c in group]) if len(group) > 1 else frozenset()
-        group.sort(key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here, defined))
+        if len({index.entries[c.hit.entry].record_id for _, c in group}) > 1:
+            shown, defined = quoted(), _modules_named([c for _, c in group])
+        else:
+            shown, defined = frozenset(), frozenset()
+        group.sort(
+            key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here | shown, defined)
+        )
         score, chosen = group[0]
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
         others.pop(index.entries[chosen.hit.entry].record_id, None)
@@ -539,7 +551,9 @@ def _best_per_error(
 def _preference(
     index: AnyIndex, entry: int, score: float, raised_here: set[str], defined: frozenset[str]
 ) -> tuple[bool, bool, float, int, bool, int]:
-    """How ``_best_per_error`` orders the records one message fits, best first."""
+    """How ``_best_per_error`` orders the records one message fits, best first:
+    ``raised_here`` holds those whose site the paste points at (its raising frame, or the
+    statement it shows), ``defined`` the files of the modules its exception classes name."""
     literal, shorter = index.specificity(entry)  # more literal text, then a shorter pattern
     record = index.entries[entry]
     known_only_from_source = record.metadata.get("curated") == "false"

@@ -108,7 +108,8 @@ class MatchOut(BaseModel):
     sourceUrl: str | None = Field(
         default=None,
         description="The error's site in the release the answer follows (`release.used`), "
-        "pinned to that release's commit.",
+        "pinned to that release's commit; when the paste tells no release, in the newest "
+        "release with the site.",
     )
     primitive: PrimitiveOut | None = Field(
         default=None,
@@ -250,8 +251,9 @@ class MatchService:
         info = self.catalog.records[match.record_id]
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
-        source_url = (
-            self.frames.source_url(info.id, request.jaxVersion) if request.jaxVersion else None
+        # With no release read, the newest release with the site says where it is.
+        source_url = self.frames.source_url(
+            info.id, request.jaxVersion, or_newest=request.jaxVersion is None
         )
         return MatchOut(
             errorId=info.id,

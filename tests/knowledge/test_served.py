@@ -29,7 +29,13 @@ from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
 from app.services.catalog import CatalogCache
 from app.services.match import MatchRequest, MatchService
-from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
+from tests.conftest import (
+    SEED_DIR,
+    Backend,
+    LiveServer,
+    start_server,
+    stop_server,
+)
 
 ANNOTATIONS = SEED_DIR.parent / "annotations"
 # A value of each kind a placeholder can hold, as JAX prints it.
@@ -246,6 +252,37 @@ def test_a_real_triton_lowering_report_gets_the_triton_record(matcher: MatchServ
     assert matcher.catalog.records[found.errorId].file == "jax/_src/pallas/triton/lowering.py"
     others = {matcher.catalog.records[other].file for other in found.alternatives}
     assert "jax/_src/pallas/mosaic/lowering.py" in others
+
+
+def test_a_raise_quoted_above_its_message_picks_the_sites_of_that_statement(
+    matcher: MatchService,
+) -> None:
+    """A message several sites raise from different templates, pasted below the ``raise``
+    statement that printed it (a report's code block): a site of that statement leads, the
+    statement is no second error, and the answer links the site in JAX's source. Every such
+    message of the catalog is tried."""
+    by_pattern: dict[str, list[dict[str, Any]]] = {}
+    for record in mined_records():
+        if record["matchPattern"] and record["site"]["kind"] == "raise":
+            by_pattern.setdefault(record["matchPattern"], []).append(record)
+    tried = []
+    for records in by_pattern.values():
+        templates = {record["errorMessage"] for record in records}
+        for record in records:
+            template = record["errorMessage"]
+            if len(templates) < 2 or any(c in template for c in '"\\\n'):
+                continue  # one template, or none that reads back as one f-string line
+            statement = f'raise {record["errorClass"]}(f"{template}")'
+            paste = (
+                f"It fails here:\n\n```python\n    {statement}\n```\n\n"
+                f"{record['errorClass']}: {render(template)}\n"
+            )
+            [found] = matcher.match(MatchRequest(text=paste)).matches
+            leading = next(r for r in mined_records() if r["id"] == found.errorId)
+            tried.append((template, leading["errorMessage"]))
+            assert found.sourceUrl is not None and leading["filePath"] in found.sourceUrl
+    assert len(tried) >= 50
+    assert [leading for _, leading in tried] == [template for template, _ in tried]
 
 
 # MLIR's words before an op's diagnostic: the op's name, or a placeholder for it.

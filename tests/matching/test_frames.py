@@ -168,6 +168,49 @@ def test_a_newer_nightly_beside_the_frames_keeps_the_frames_release() -> None:
     assert reading.outside is not None and "newer than 0.10.2" in reading.outside
 
 
+TILING_FAIL = 'raise ValueError(f"Tiling {self.tiles} does not apply to shape {orig_shape}")'
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [f"    {TILING_FAIL}"],  # a traceback's source line, a code block
+        [f">       {TILING_FAIL}"],  # pytest's failing line
+        [f"-      {TILING_FAIL}"],  # a diff
+        [  # a statement over several lines, in a diff
+            "-      raise ValueError(",
+            '-          f"Tiling {self.tiles} does not apply to shape {orig_shape}"',
+            "-      )",
+        ],
+    ],
+)
+def test_a_raise_shown_as_source_names_the_sites_of_that_statement(lines: list[str]) -> None:
+    """Two sites raise the same message from the same template (``Tiling.tile_shape``, renamed
+    ``TilingImpl``), two others from ``{shape}``: the statement names the first two only."""
+    index = FrameIndex.load()
+    quoted = index.quoted_sites(["Some text", *lines, "ValueError: Tiling ((8,),) ..."])
+    sites = [site for site in index.sites if site.record_id in quoted]
+    assert {site.function for site in sites} == {
+        "Tiling.tile_shape.<locals>.fail",
+        "TilingImpl.tile_shape.<locals>.fail",
+    }
+
+
+def test_an_assert_shown_as_source_names_the_asserts_of_its_condition() -> None:
+    index = FrameIndex.load()
+    line = ">       assert all(d % t == 0 for d, t in zip(tiled_dims, self.tiling))"
+    [site] = [site for site in index.sites if site.record_id in index.quoted_sites([line])]
+    assert (site.kind, site.function) == ("assert", "TilingTransform.transform_type")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["raise the block size to 128 and it works", "    raise ValueError(", "assertion failed"],
+)
+def test_text_that_is_no_whole_statement_names_no_site(line: str) -> None:
+    assert FrameIndex.load().quoted_sites([line]) == frozenset()
+
+
 def test_nothing_in_the_paste_tells_no_release() -> None:
     reading = match_paste(MESSAGE, catalog_index(), None, FrameIndex.load()).release
     assert reading is not None and reading.releases == () and reading.used is None
