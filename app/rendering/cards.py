@@ -19,7 +19,14 @@ from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
 from app.services.computed import MemoryOut, PrimitiveOut, SourceOnlyOut
-from app.services.match import MatchOut, MatchResponse, RecordInfo, ValuesOut
+from app.services.match import (
+    MatchOut,
+    MatchResponse,
+    RaisePointOut,
+    RecordInfo,
+    ReleaseOut,
+    ValuesOut,
+)
 
 # What Slack or Mattermost would read as a mention or a channel link.
 _MENTION = re.compile(r"<[!@#]|@\w")
@@ -96,11 +103,15 @@ def match_cards(
     ``known`` is the catalog's view of the records, for their messages.
     """
     memory = [_memory_card(report) for report in response.memory]
+    release = _release_facts(response.release)
     if response.matches:
         matched = [
-            _match_card(match, known.get(match.errorId), links) for match in response.matches
+            _match_card(match, known.get(match.errorId), links, release)
+            for match in response.matches
         ]
         return matched + memory
+    if response.raisePoints:
+        return [_raise_point_card(response, links, release), *memory]
     seen = tuple(
         Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
         for found in response.unmatched[:3]
@@ -113,6 +124,63 @@ def match_cards(
         "Closest known errors:" if closest else "Paste the whole traceback, or search the records."
     )
     return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
+
+
+def _release_facts(release: ReleaseOut | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """The JAX release the answer follows and how the paste told it, as facts and notes."""
+    if release is None or release.used is None:
+        return [], []
+    told = release.used
+    if release.span and release.span != release.used:
+        told += f" (the paste reads {release.span})"
+    if release.frames:
+        told += f", from {release.frames} JAX frame{'s' if release.frames > 1 else ''}"
+    elif any(evidence.kind == "version" for evidence in release.evidence):
+        told += ", as the paste names it"
+    notes = [
+        f"{note[0].upper()}{note[1:]}."
+        for note in (release.contradiction, release.outside)
+        if note is not None
+    ]
+    return [("JAX release", told)], notes
+
+
+def _raise_point_card(
+    response: MatchResponse, links: Links, release: tuple[list[tuple[str, str]], list[str]]
+) -> Card:
+    """An exception no message matched, named by the JAX site its last frame points at."""
+    first, *others = response.raisePoints
+    seen = tuple(
+        Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
+        for found in response.unmatched[:1]
+    )
+    facts = [("raised in", f"{first.filePath}:{first.line}, {first.function}"), *release[0]]
+    text = (f"No known message matched; JAX's frame points at this site: {first.why}.", *release[1])
+    return Card(
+        title=f"Raised by JAX in {first.function} ({first.filePath}:{first.line})",
+        facts=tuple(facts),
+        quotes=seen,
+        text=text,
+        links=(*_site_links(first, links), *_other_sites(others, links)),
+    )
+
+
+def _site_links(point: RaisePointOut, links: Links) -> list[Link]:
+    found = [Link("Record page", links.record(point.slug))] if point.slug else []
+    if point.sourceUrl:
+        found.append(Link("JAX source", point.sourceUrl))
+    return found
+
+
+def _other_sites(points: Iterable[RaisePointOut], links: Links) -> list[Link]:
+    """The other sites the frame may point at (three at most): each one's record, else its
+    source."""
+    found = []
+    for point in points:
+        url = links.record(point.slug) if point.slug else point.sourceUrl
+        if url:
+            found.append(Link(f"Or {point.function} ({point.filePath}:{point.line})", url))
+    return found[:3]
 
 
 def _memory_card(report: MemoryOut) -> Card:
@@ -156,9 +224,15 @@ def _memory_card(report: MemoryOut) -> Card:
     )
 
 
-def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Card:
+def _match_card(
+    match: MatchOut,
+    record: RecordInfo | None,
+    links: Links,
+    release: tuple[list[tuple[str, str]], list[str]],
+) -> Card:
     """Titled with JAX's message for the paste's values when the engine reproduced it, else
-    with the paste's line as the record's pattern matched it."""
+    with the paste's line as the record's pattern matched it; with the JAX release and the
+    error's site in its source."""
     fix = match.fix
     first = fix.firstViolation if fix else None
     message = first.message if first else _pasted_message(match, record)
@@ -170,7 +244,8 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
         facts.append(("operation", match.operation))
     if match.rule:
         facts.append(("rule", match.rule))
-    text = []
+    facts.extend(release[0])
+    text = list(release[1])
     if match.variant != "current":
         text.append(f"Matched the {match.variant} wording of this error.")
     if match.fixUnavailable:
@@ -193,13 +268,14 @@ def _match_card(match: MatchOut, record: RecordInfo | None, links: Links) -> Car
             for item in match.sourceOnly.closest
         )
     page = Link("Record page", links.record(match.slug or match.errorId))
+    source = (Link("JAX source", match.sourceUrl),) if match.sourceUrl else ()
     return Card(
         title=f"{match.errorClass or 'Error'}: {message}",
         facts=tuple(facts),
         quotes=tuple(quotes),
         text=tuple(text),
         fixes=fixes,
-        links=(page, *_all_fixes(fix, links), *closest),
+        links=(page, *source, *_all_fixes(fix, links), *closest),
     )
 
 

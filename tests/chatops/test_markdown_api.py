@@ -67,3 +67,18 @@ def test_the_match_card_says_why_the_fix_goes_further_and_why_fixes_rank_so(
         assert "convert the data to int8 (x.astype(jnp.int8))" in text
         assert "ranked below the fixes that keep your dtypes" in text
         assert "as many bytes as the fix above, which ranks first with the narrower int8" in text
+
+
+def test_a_match_names_the_jax_release_and_links_the_site_in_its_source(
+    client: httpx.Client,
+) -> None:
+    paste = traceback("MGPU-COPY-INTEGER-BYTES")
+    answer = client.post("/api/match", json={"text": paste}).json()
+    frames, url = answer["release"]["frames"], answer["matches"][0]["sourceUrl"]
+    text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
+    assert f"JAX release `0.10.2, from {frames} JAX frames`" in text
+    assert f"[JAX source]({url})" in text
+    nightly = "jax: 0.99.0.dev20261101\n" + paste.splitlines()[-1]
+    text = client.post("/api/match", json={"text": nightly}, headers=MARKDOWN).text
+    assert "JAX release `0.10.2, as the paste names it`" in text
+    assert "The paste names jax 0.99.0.dev20261101, newer than 0.10.2" in text

@@ -27,6 +27,7 @@ from app.matching.templates import (
 from app.migrate import upgrade
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
+from app.rendering.markdown import escape
 from app.services.catalog import CatalogCache
 from app.services.match import MatchRequest, MatchService
 from tests.conftest import (
@@ -36,6 +37,7 @@ from tests.conftest import (
     start_server,
     stop_server,
 )
+from tests.matching.test_raise_points import real_tiling_assert
 
 ANNOTATIONS = SEED_DIR.parent / "annotations"
 # A value of each kind a placeholder can hold, as JAX prints it.
@@ -175,6 +177,21 @@ def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     others = [client.get(f"/api/errors/{i}").json()["record"] for i in found["alternatives"]]
     assert {record["documentationSource"] for record in others} == {"derived"}
     assert message in [record["errorMessage"] for record in others]
+
+
+def test_an_exception_no_message_matches_is_answered_with_the_site_that_raised_it(
+    client: httpx.Client, full_server: LiveServer
+) -> None:
+    """A bare AssertionError, in Markdown as the bots answer: the site its frame points at,
+    its record and its source."""
+    paste = real_tiling_assert()
+    point = client.post("/api/match", json={"text": paste}).json()["raisePoints"][0]
+    text = client.post("/api/match", json={"text": paste}, headers={"Accept": "text/markdown"}).text
+    title = f"Raised by JAX in transform_type ({point['filePath']}:{point['line']})"
+    assert text.startswith(f"### {escape(title)}\n")
+    assert "JAX's frame points at this site: the frame" in text
+    assert f"[JAX source]({point['sourceUrl']})" in text
+    assert f"[Record page]({full_server.base_url}/errors/{point['slug']})" in text
 
 
 @pytest.fixture(scope="module")

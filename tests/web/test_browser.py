@@ -7,6 +7,7 @@ import re
 import httpx
 from playwright.sync_api import Page, Route, expect
 
+from app.knowledge.releases import release_commits
 from tests.chatops.chat import traceback
 from tests.conftest import LiveServer
 
@@ -42,6 +43,11 @@ def test_a_pasted_traceback_shows_the_error_its_values_and_fixes(page: Page) -> 
     )
     expect(best.locator("#match1-fix1-code2")).to_have_text("plgpu.SMEM((256,), jnp.int4)")
     expect(best.get_by_role("button", name="Copy after")).to_be_visible()
+    expect(facts).to_contain_text(re.compile(r"JAX release0\.10\.2, from \d+ JAX frames"))
+    commit = release_commits()["0.10.2"]
+    expect(result.get_by_role("link", name="JAX source")).to_have_attribute(
+        "href", re.compile(rf"^https://github\.com/jax-ml/jax/blob/{commit}/jax/_src/pallas/")
+    )
     result.get_by_role("link", name="Record page").click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Can only transfer integer bytes")
 
