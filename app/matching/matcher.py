@@ -186,11 +186,7 @@ def match_paste(
     # lines; the loose lines therefore do not depend on what the messages match.
     claimed = {n for r in records for n in (*r.message_line_numbers, *r.repeated_lines)}
     unread = set(range(len(paste.lines))).difference(claimed, reading.structure)
-    # A ``raise`` shown as source (a code block, a diff) quotes its message's template: that
-    # tells which site raised it, and is no error of its own.
-    loose = [
-        n for n in sorted(unread) if paste.lines[n].strip() and not STATEMENT.match(paste.lines[n])
-    ]
+    loose = [n for n in sorted(unread) if paste.lines[n].strip()]
     joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
     texts, owners = _message_texts(records, joined, paste.lines)
     # One search over the messages and the loose lines; hits come ordered by text.
@@ -199,7 +195,8 @@ def match_paste(
     candidates = _in_messages(records, texts, owners, hits[:split])
     explained = {c.error for c in candidates if c.explains_all}
     candidates += _in_cut_messages(records, joined, index, explained)
-    candidates += _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index, joined)
+    in_lines = _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index, joined)
+    candidates += [c for c in in_lines if not _quotes_source(paste.lines, c)]
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
@@ -418,6 +415,15 @@ def _in_loose_lines(
         error = ("line", line)
         candidates.append(_Candidate(error, hit, line, None, text, score, False, inner, "cut line"))
     return candidates
+
+
+def _quotes_source(lines: Sequence[str], candidate: _Candidate) -> bool:
+    """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff):
+    that quotes its message's template, which tells the site that raised it
+    (``FrameIndex.quoted_sites``), and is no error of its own. Asked of the few lines that
+    matched, not of every line."""
+    last = candidate.line + (candidate.found_in == "wrapped line")
+    return any(STATEMENT.match(lines[n]) for n in range(candidate.line, last + 1))
 
 
 def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:
