@@ -151,14 +151,16 @@ def _raise_point_card(
     """An exception no message matched, named by the JAX site its last frame points at."""
     first, *others = response.raisePoints
     seen = tuple(
-        Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
+        Quote(
+            f"Exception on line {found.lineNumber}",
+            f"{found.exceptionClass}: {found.message}" if found.message else found.exceptionClass,
+        )
         for found in response.unmatched[:1]
     )
-    facts = [("raised in", f"{first.filePath}:{first.line}, {first.function}"), *release[0]]
     text = (f"No known message matched; JAX's frame points at this site: {first.why}.", *release[1])
     return Card(
         title=f"Raised by JAX in {first.function} ({first.filePath}:{first.line})",
-        facts=tuple(facts),
+        facts=tuple(release[0]),
         quotes=seen,
         text=text,
         links=(*_site_links(first, links), *_other_sites(others, links)),

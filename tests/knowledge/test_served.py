@@ -190,6 +190,7 @@ def test_an_exception_no_message_matches_is_answered_with_the_site_that_raised_i
     title = f"Raised by JAX in transform_type ({point['filePath']}:{point['line']})"
     assert text.startswith(f"### {escape(title)}\n")
     assert "JAX's frame points at this site: the frame" in text
+    assert re.search(r"\*\*Exception on line \d+:\*\* `AssertionError`\n", text)
     assert f"[JAX source]({point['sourceUrl']})" in text
     assert f"[Record page]({full_server.base_url}/errors/{point['slug']})" in text
 
