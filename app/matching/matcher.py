@@ -513,11 +513,10 @@ def _best_per_error(
     message fits, the one whose site the paste points at comes first (the exception's last
     frame is there, or the paste shows its ``raise`` as source), then one raised in the
     module whose exception class the paste names, then the surest, then the one whose
-    pattern holds the most literal text. Of records alike in all
-    that (one message raised at several sites), one with curated advice comes before those
-    known only from JAX's source, whose patterns, derived from the message's template,
-    differ from a curated one only in how they capture its values; then the fewest
-    wildcards."""
+    pattern holds the most literal text. Of records alike in all that (one message raised
+    at several sites), one with curated advice comes before those known only from JAX's
+    source, whose patterns, derived from the message's template, differ from a curated one
+    only in how they capture its values; then the fewest wildcards."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata

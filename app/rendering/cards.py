@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.alignment import render_list, render_tuple
 from app.rendering.links import Links
@@ -126,10 +126,16 @@ def match_cards(
     return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
 
 
-def _release_facts(release: ReleaseOut | None) -> tuple[list[tuple[str, str]], list[str]]:
-    """The JAX release the answer follows and how the paste told it, as facts and notes."""
+class _ReleaseTold(NamedTuple):
+    """The JAX release the answer follows and how the paste told it, for every card."""
+
+    facts: list[tuple[str, str]]
+    notes: list[str]  # a contradiction, a version outside the mined releases
+
+
+def _release_facts(release: ReleaseOut | None) -> _ReleaseTold:
     if release is None or release.used is None:
-        return [], []
+        return _ReleaseTold([], [])
     told = release.used
     if release.span and release.span != release.used:
         told += f" (the paste reads {release.span})"
@@ -142,12 +148,10 @@ def _release_facts(release: ReleaseOut | None) -> tuple[list[tuple[str, str]], l
         for note in (release.contradiction, release.outside)
         if note is not None
     ]
-    return [("JAX release", told)], notes
+    return _ReleaseTold([("JAX release", told)], notes)
 
 
-def _raise_point_card(
-    response: MatchResponse, links: Links, release: tuple[list[tuple[str, str]], list[str]]
-) -> Card:
+def _raise_point_card(response: MatchResponse, links: Links, release: _ReleaseTold) -> Card:
     """An exception no message matched, named by the JAX site its last frame points at."""
     first, *others = response.raisePoints
     seen = tuple(
@@ -157,10 +161,13 @@ def _raise_point_card(
         )
         for found in response.unmatched[:1]
     )
-    text = (f"No known message matched; JAX's frame points at this site: {first.why}.", *release[1])
+    text = (
+        f"No known message matched; JAX's frame points at this site: {first.why}.",
+        *release.notes,
+    )
     return Card(
         title=f"Raised by JAX in {first.function} ({first.filePath}:{first.line})",
-        facts=tuple(release[0]),
+        facts=tuple(release.facts),
         quotes=seen,
         text=text,
         links=(*_site_links(first, links), *_other_sites(others, links)),
@@ -230,7 +237,7 @@ def _match_card(
     match: MatchOut,
     record: RecordInfo | None,
     links: Links,
-    release: tuple[list[tuple[str, str]], list[str]],
+    release: _ReleaseTold,
 ) -> Card:
     """Titled with JAX's message for the paste's values when the engine reproduced it, else
     with the paste's line as the record's pattern matched it; with the JAX release and the
@@ -246,8 +253,8 @@ def _match_card(
         facts.append(("operation", match.operation))
     if match.rule:
         facts.append(("rule", match.rule))
-    facts.extend(release[0])
-    text = list(release[1])
+    facts.extend(release.facts)
+    text = list(release.notes)
     if match.variant != "current":
         text.append(f"Matched the {match.variant} wording of this error.")
     if match.fixUnavailable:
