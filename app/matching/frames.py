@@ -57,8 +57,11 @@ MIN_CONDITION = 8
 # A ``raise`` or ``assert`` shown as source: in a traceback, a diff (``-``, ``+``), pytest's
 # failing line (``>``) or a quote (``> ``).
 STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
-# Lines a statement shown as source may span (a message built over several lines).
+# Lines a statement shown as source may span (a message built over several lines), and the
+# most characters it is read in: JAX's longest ``raise`` is far shorter, and a paste is
+# anybody's text.
 MAX_STATEMENT_LINES = 8
+MAX_STATEMENT_CHARS = 4000
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,7 @@ class FrameIndex:
                 continue
             statement = text[start.end() :]
             for following in lines[number + 1 : number + MAX_STATEMENT_LINES]:
-                if _statement_keys(statement):
+                if _statement_keys(statement) or len(statement) > MAX_STATEMENT_CHARS:
                     break
                 marked = following[:1] in ("+", "-", ">")  # a diff's or pytest's mark
                 statement += "\n" + following[marked:]
@@ -521,10 +524,17 @@ class FrameIndex:
 @lru_cache(maxsize=MAX_REMEMBERED)
 def _statement_keys(statement: str) -> tuple[tuple[str, str], ...]:
     """What tells the sites of a ``raise`` or ``assert`` statement apart, as the miner
-    reads it; none while the statement does not parse (its first lines only)."""
+    reads it; none while the statement does not parse (its first lines only), or is too
+    long or too deep to read."""
+    if len(statement) > MAX_STATEMENT_CHARS:
+        return ()
+    try:
+        sites = mine_file("", statement.strip())
+    except _TOO_DEEP:
+        return ()
     return tuple(
         _site_key(site.kind, site.error_class, site.condition or "", site.template)
-        for site in mine_file("", statement.strip())
+        for site in sites
     )
 
 
@@ -584,17 +594,24 @@ def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
     return best, top
 
 
+# What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
+# go (``assert ------…1``): in a paste, that is no statement of JAX's.
+_TOO_DEEP = (RecursionError, MemoryError)
+
+
 def _same_condition(condition: str, source: str) -> bool:
     """Whether ``source`` (``assert <condition>[, message]``, perhaps only its first line)
     is the assert of ``condition`` (as the miner unparses it: ``all((x for x in y))``)."""
-    if not source.startswith("assert"):
+    if not source.startswith("assert") or len(source) > MAX_STATEMENT_CHARS:
         return False
     try:
         statement = ast.parse(source).body[0]
+        if isinstance(statement, ast.Assert):
+            return ast.unparse(statement.test) == condition
     except SyntaxError:  # a multi-line assert, cut after its first line
-        statement = None
-    if isinstance(statement, ast.Assert):
-        return ast.unparse(statement.test) == condition
+        pass
+    except _TOO_DEEP:
+        return False
     printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
     wanted = re.sub(r"\s+", "", condition)
     return len(printed) >= MIN_CONDITION and wanted.startswith(printed)

@@ -176,6 +176,21 @@ def test_bad_pastes(client: httpx.Client) -> None:
     assert_problem(malformed, 422)
 
 
+def test_a_source_line_too_deep_for_pythons_parser_is_read_as_no_statement(
+    client: httpx.Client,
+) -> None:
+    """Under a JAX frame, as a bare assert's source line and as a raise shown as source."""
+    deep = "assert " + "-" * 100_000 + "1"
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/site-packages/jax/_src/pallas/mosaic_gpu/core.py", line 705, in '
+        f"transform_type\n    {deep}\nAssertionError\n\n    {deep}\n"
+        "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n"
+    )
+    body = match(client, paste)
+    assert [found["rule"] for found in body["matches"]] == ["MGPU-COPY-INTEGER-BYTES"]
+
+
 def test_the_jax_version_comes_from_the_body_else_from_the_query(client: httpx.Client) -> None:
     """The fix is the engine's for the JAX version the paste came from: JAX 0.7.0 worded the
     warpgroup check that follows differently."""

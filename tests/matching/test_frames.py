@@ -19,6 +19,7 @@ from app.matching.frames import (
     MAX_REMEMBERED,
     FrameIndex,
     _most_agreed,
+    _same_condition,
     build_frame_index,
 )
 from app.matching.matcher import match_paste
@@ -209,6 +210,19 @@ def test_an_assert_shown_as_source_names_the_asserts_of_its_condition() -> None:
 )
 def test_text_that_is_no_whole_statement_names_no_site(line: str) -> None:
     assert FrameIndex.load().quoted_sites([line]) == frozenset()
+
+
+DEEP = ["-" * 600 + "1", "+".join(["a"] * 600), "not " * 600 + "x", "[" * 600 + "]" * 600]
+
+
+@pytest.mark.parametrize("expression", DEEP, ids=["minus", "plus", "not", "brackets"])
+def test_a_statement_deeper_than_pythons_parser_goes_names_no_site(expression: str) -> None:
+    """``ast`` raises RecursionError or MemoryError on these: a paste is anybody's text."""
+    index = FrameIndex.load()
+    assert index.quoted_sites([f"assert {expression}"]) == frozenset()
+    assert index.quoted_sites([f"raise ValueError({expression})"]) == frozenset()
+    site = next(site for site in index.sites if site.kind == "assert")
+    assert not _same_condition(site.condition, f"assert {expression}")
 
 
 def test_nothing_in_the_paste_tells_no_release() -> None:
