@@ -45,7 +45,8 @@ _INDENTED_FRAME = re.compile(
 # looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
 _VERSION = re.compile(
     r"(?P<package>jax(?=[l _v=:\s-]|\.__version__)(?:lib)?)(?:[ _-]?version|\.__version__\)?)?"
-    r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?(?P<version>\d+\.\d+\.\d+(?:\.\d+)?(?:\.?dev\w*|rc\d+)?)"
+    r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?"
+    r"(?P<version>\d{1,6}\.\d{1,6}\.\d{1,6}(?:\.\d{1,6})?(?:\.?dev\w{0,32}|rc\d{1,6})?)(?!\d)"
 )
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.

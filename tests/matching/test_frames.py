@@ -160,6 +160,14 @@ def test_a_version_no_release_mined_is_said_and_the_nearest_followed(
     assert reading.evidence[0].kind == "version" and reading.evidence[0].releases == ()
 
 
+@pytest.mark.parametrize("line", ["jax==" + "9" * 5000 + ".0.0", "jax==1234567.0.0"])
+def test_a_version_no_release_could_number_is_not_read(line: str) -> None:
+    """Past Python's 4,300 digits, ``int`` refuses to read a number at all."""
+    reading = match_paste(f"{line}\n{MESSAGE}\n", catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None
+    assert (reading.releases, reading.used, reading.outside) == ((), None, None)
+
+
 def test_a_newer_nightly_beside_the_frames_keeps_the_frames_release() -> None:
     paste = "jax 0.11.0.dev20260901\n" + fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
     reading = match_paste(paste, catalog_index(), None, FrameIndex.load()).release
