@@ -144,7 +144,7 @@ def _release_facts(release: ReleaseOut | None) -> _ReleaseTold:
     elif any(evidence.kind == "version" for evidence in release.evidence):
         told += ", as the paste names it"
     notes = [
-        f"{note[0].upper()}{note[1:]}."
+        f"Release: {note}."  # the notes start with a name as written: "jaxVersion 0.8.1 but …"
         for note in (release.contradiction, release.outside)
         if note is not None
     ]

@@ -81,4 +81,6 @@ def test_a_match_names_the_jax_release_and_links_the_site_in_its_source(
     nightly = "jax: 0.99.0.dev20261101\n" + paste.splitlines()[-1]
     text = client.post("/api/match", json={"text": nightly}, headers=MARKDOWN).text
     assert "JAX release `0.10.2, as the paste names it`" in text
-    assert "The paste names jax 0.99.0.dev20261101, newer than 0.10.2" in text
+    assert "Release: the paste names jax 0.99.0.dev20261101, newer than 0.10.2" in text
+    asked = client.post("/api/match", json={"text": paste, "jaxVersion": "0.8.1"}, headers=MARKDOWN)
+    assert "Release: jaxVersion 0.8.1 but the paste reads 0.10.2." in asked.text
