@@ -573,20 +573,27 @@ def _preference(
     )
 
 
-_QUALIFIED_CLASS = re.compile(r"\b(jax(?:lib)?(?:\.\w+)+)\.\w+(?:Error|Exception)\b")
+_CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")
 
 
 def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
-    """The files of JAX's modules whose exception classes an error is printed with
-    (``jax._src.pallas.triton.lowering.TritonLoweringException`` →
-    ``jax/_src/pallas/triton/lowering.py``): one message raised in several lowerings is
-    told apart by the module its class is defined in, which is the one raising it."""
+    """The files of the JAX modules whose exception classes stand right before an error's
+    message (``jax._src.pallas.triton.lowering.TritonLoweringException: Exception while
+    lowering eqn:`` → ``jax/_src/pallas/triton/lowering.py``): one message raised in
+    several lowerings is told apart by the module its class is defined in, the one raising
+    it. A wrapper's class further before (``LoweringException: ValueError: …``) names the
+    module that caught the error, not the one that raised it, and is not counted."""
     files: set[str] = set()
     for candidate in candidates:
-        named = candidate.text[: candidate.hit.start]
-        if candidate.record is not None:
-            named = f"{candidate.record.qualified_class}: {named}"
-        for module in _QUALIFIED_CLASS.findall(named):
+        inner = _CLASS_BEFORE.findall(candidate.text[: candidate.hit.start])
+        if inner:
+            named = inner[-1]
+        elif candidate.record is not None:
+            named = candidate.record.qualified_class
+        else:
+            continue
+        module, _, _ = named.rpartition(".")
+        if module.startswith(("jax.", "jaxlib.")):
             path = module.replace(".", "/")
             files.update((f"{path}.py", f"{path}/__init__.py"))
     return frozenset(files)

@@ -459,3 +459,52 @@ def test_of_sites_raising_one_message_the_curated_record_leads(curated_first: bo
     match = only_match(report)
     assert match.record_id == "curated"
     assert set(match.alternatives) == {"mined-0", "mined-1"}
+
+
+_LOWERINGS = ("jax/_src/pallas/mosaic/lowering.py", "jax/_src/pallas/triton/lowering.py")
+
+
+@pytest.mark.parametrize(
+    ("paste", "raised_in"),
+    [
+        (  # the class right before the message is the module that raised it
+            "jax._src.pallas.triton.lowering.TritonLoweringException: Exception while "
+            "lowering eqn:",
+            _LOWERINGS[1],
+        ),
+        (  # the same, inside a wrapper of another module's
+            "jax._src.pallas.mosaic.lowering.LoweringException: "
+            "jax._src.pallas.triton.lowering.TritonLoweringException: Exception while "
+            "lowering eqn:",
+            _LOWERINGS[1],
+        ),
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/home/me/k.py", line 3, in <module>\n'
+            "    f(x)\n"
+            "jax._src.pallas.mosaic.lowering.LoweringException: Exception while lowering eqn:",
+            _LOWERINGS[0],
+        ),
+    ],
+)
+@pytest.mark.parametrize("order", [1, -1])
+def test_of_lowerings_raising_one_message_the_module_of_its_class_leads(
+    paste: str, raised_in: str, order: int
+) -> None:
+    report = match_paste(paste, PatternIndex.build(_lowering_entries(order)))
+    assert only_match(report).record_id == raised_in
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_builtin_class_names_no_module_to_tell_lowerings_apart(order: int) -> None:
+    entries = _lowering_entries(order)
+    report = match_paste("ValueError: Exception while lowering eqn:", PatternIndex.build(entries))
+    assert only_match(report).record_id == entries[0].record_id  # the catalog's order
+
+
+def _lowering_entries(order: int) -> list[PatternEntry]:
+    """Two sites of one message, one in each lowering's module, listed in ``order``."""
+    return [
+        PatternEntry(file, r"Exception while lowering eqn:", metadata={"file": file})
+        for file in _LOWERINGS[::order]
+    ]
