@@ -308,8 +308,20 @@ def _print_card(card: Card) -> None:
 
 def _print_matches(answer: MatchResponse) -> None:
     """The answer as a person reads it in a terminal."""
+    from app.rendering.cards import release_told
+
+    told = release_told(answer.release)
+    for label, value in told.facts:
+        out.print(Text(f"{label}: {value}"))
+    for note in told.notes:
+        out.print(Text(note, style="yellow"))
     if not answer.matches:
         out.print(Text("No known error found.", style="yellow"))
+        for point in answer.raisePoints[:3]:
+            out.print(Text.assemble("  raised in: ", (point.errorId, "cyan"), "  "), end="")
+            out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
+            if point.sourceUrl:
+                out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
         for similar in answer.suggestions:
             out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
             out.print(Text(similar.errorMessage))
@@ -325,6 +337,8 @@ def _print_matches(answer: MatchResponse) -> None:
         out.print(Text("  " + found.matchedLine.strip()))
         if values.shape is not None or values.dtype is not None:
             out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
+        if found.sourceUrl:
+            out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
         if found.fix is None:
             out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
             continue

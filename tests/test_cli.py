@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.db import make_engine, make_session_factory
+from app.knowledge.releases import release_commits
 from app.records.store import RecordStore
 from tests.conftest import CURATED_SEEDS_ENV, SEED_DIR
 
@@ -95,6 +96,23 @@ def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: i
     nothing.write_text("RuntimeError: the coffee machine is empty\n")
     missed = errata("match", str(nothing))
     assert missed.returncode == 1 and "No known error found" in missed.stdout
+
+
+def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    from tests.matching.test_raise_points import real_tiling_assert, tiling_site
+
+    commit = release_commits()["0.10.2"]
+    found = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")).stdout
+    assert re.search(r"^JAX release: 0\.10\.2, from \d+ JAX frames$", found, re.M)
+    assert f"  source: https://github.com/jax-ml/jax/blob/{commit}/jax/_src/pallas/" in found
+    paste = tmp_path / "assert.txt"
+    paste.write_text(real_tiling_assert())
+    bare = errata("match", str(paste))
+    assert bare.returncode == 1
+    assert f"  raised in: {tiling_site()['id']}  jax/_src/pallas/mosaic_gpu/core.py:" in bare.stdout
+    assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
 
 
 @pytest.mark.parametrize(

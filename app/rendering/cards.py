@@ -103,7 +103,7 @@ def match_cards(
     ``known`` is the catalog's view of the records, for their messages.
     """
     memory = [_memory_card(report) for report in response.memory]
-    release = _release_facts(response.release)
+    release = release_told(response.release)
     if response.matches:
         matched = [
             _match_card(match, known.get(match.errorId), links, release)
@@ -126,16 +126,16 @@ def match_cards(
     return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
 
 
-class _ReleaseTold(NamedTuple):
+class ReleaseTold(NamedTuple):
     """The JAX release the answer follows and how the paste told it, for every card."""
 
     facts: list[tuple[str, str]]
     notes: list[str]  # a contradiction, a version outside the mined releases
 
 
-def _release_facts(release: ReleaseOut | None) -> _ReleaseTold:
+def release_told(release: ReleaseOut | None) -> ReleaseTold:
     if release is None or release.used is None:
-        return _ReleaseTold([], [])
+        return ReleaseTold([], [])
     told = release.used
     if release.span and release.span != release.used:
         told += f" (the paste reads {release.span})"
@@ -148,10 +148,10 @@ def _release_facts(release: ReleaseOut | None) -> _ReleaseTold:
         for note in (release.contradiction, release.outside)
         if note is not None
     ]
-    return _ReleaseTold([("JAX release", told)], notes)
+    return ReleaseTold([("JAX release", told)], notes)
 
 
-def _raise_point_card(response: MatchResponse, links: Links, release: _ReleaseTold) -> Card:
+def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTold) -> Card:
     """An exception no message matched, named by the JAX site its last frame points at."""
     first, *others = response.raisePoints
     seen = tuple(
@@ -237,7 +237,7 @@ def _match_card(
     match: MatchOut,
     record: RecordInfo | None,
     links: Links,
-    release: _ReleaseTold,
+    release: ReleaseTold,
 ) -> Card:
     """Titled with JAX's message for the paste's values when the engine reproduced it, else
     with the paste's line as the record's pattern matched it; with the JAX release and the
