@@ -30,13 +30,7 @@ from app.records.version_watch import VersionWatch
 from app.rendering.markdown import escape
 from app.services.catalog import CatalogCache
 from app.services.match import MatchRequest, MatchService
-from tests.conftest import (
-    SEED_DIR,
-    Backend,
-    LiveServer,
-    start_server,
-    stop_server,
-)
+from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
 from tests.matching.test_raise_points import real_tiling_assert
 
 ANNOTATIONS = SEED_DIR.parent / "annotations"
@@ -256,9 +250,9 @@ def test_a_message_several_lowerings_raise_goes_to_the_module_its_class_names(
 
 
 def test_a_real_triton_lowering_report_gets_the_triton_record(matcher: MatchService) -> None:
-    """As reported (jax#19453): the class is Triton's own, whose name the mined sites of
-    0.4.31 on do not share (they raise LoweringError), and two other lowerings raise the
-    same message."""
+    """In the form jax#19453 reports it: the class is Triton's own, whose name the mined
+    sites of 0.4.31 on do not share (they raise LoweringError), and two other lowerings
+    raise the same message."""
     paste = (
         "Traceback (most recent call last):\n"
         '  File "/home/user/attention.py", line 88, in <module>\n'
