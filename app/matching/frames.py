@@ -63,6 +63,9 @@ STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
 # anybody's text.
 MAX_STATEMENT_LINES = 8
 MAX_STATEMENT_CHARS = 4000
+# What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
+# go (``assert ------…1``): in a paste, that is no statement of JAX's.
+_TOO_DEEP = (RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -593,11 +596,6 @@ def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
             best &= planes[k]
             top |= 1 << k
     return best, top
-
-
-# What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
-# go (``assert ------…1``): in a paste, that is no statement of JAX's.
-_TOO_DEEP = (RecursionError, MemoryError)
 
 
 def _same_condition(condition: str, source: str) -> bool:

@@ -87,6 +87,7 @@ _LEAD_IN = re.compile(
     r"|Exception while lowering eqn|Error while lowering|Failed to lower)\s*:\s*)+\Z"
 )
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
+_CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")  # each class a lead-in names
 # Widths at which terminals and consoles commonly cut long lines.
 TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
 
@@ -292,14 +293,20 @@ def _in_messages(
 def _lead_in(text: str, start: int) -> tuple[bool, str | None]:
     """Whether a wrapper's lead-in (classes, status codes, a runtime's words) stands right
     before ``start``, and the last exception class it names."""
-    if start == 0:
+    classes = _lead_in_classes(text, start)
+    if classes is None:
         return False, None
-    found = _LEAD_IN.search(text, max(0, start - LEAD_IN_REACH), start)
-    if found is None:
-        return False, None
-    classes = re.findall(rf"({_CLASS_NAME})\s*:", found[0])
     inner = classes[-1].rsplit(".", 1)[-1] if classes else None
     return True, None if inner in WRAPPER_CLASSES else inner
+
+
+def _lead_in_classes(text: str, start: int) -> list[str] | None:
+    """The exception classes of the lead-in right before ``start``, as printed (qualified
+    or not); ``None`` where no lead-in stands there."""
+    if start == 0:
+        return None
+    found = _LEAD_IN.search(text, max(0, start - LEAD_IN_REACH), start)
+    return None if found is None else _CLASS_BEFORE.findall(found[0])
 
 
 def _raised_as(record: ExceptionRecord | None, inner: str | None) -> str | None:
@@ -573,9 +580,6 @@ def _preference(
     )
 
 
-_CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")
-
-
 def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
     """The files of the JAX modules whose exception classes stand right before an error's
     message (``jax._src.pallas.triton.lowering.TritonLoweringException: Exception while
@@ -585,7 +589,7 @@ def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
     module that caught the error, not the one that raised it, and is not counted."""
     files: set[str] = set()
     for candidate in candidates:
-        inner = _CLASS_BEFORE.findall(candidate.text[: candidate.hit.start])
+        inner = _lead_in_classes(candidate.text, candidate.hit.start)
         if inner:
             named = inner[-1]
         elif candidate.record is not None:
