@@ -82,7 +82,12 @@ _REPORTS = (
         _mebibytes,
     ),
 )
-_COMPILED = tuple((b, m, re.compile(p), read) for b, m, p, read in _REPORTS)
+# A report a terminal or a log formatter wrapped is read across its lines: each space may
+# be a line break, and a report is looked for in its first line and the lines after it.
+_COMPILED = tuple(
+    (b, m, re.compile(p.replace(" ", r"\s+"), re.DOTALL), read) for b, m, p, read in _REPORTS
+)
+REPORT_LINES = 3
 _STEPS = re.compile(r"max_concurrent_steps\s*=\s*(\d+)")
 _BLOCK = re.compile(r"BlockSpec\(\s*(?:block_shape\s*=\s*)?\(\s*(\d+(?:\s*,\s*\d+)*)\s*,?\s*\)")
 _DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)")
@@ -93,34 +98,45 @@ _REPORT_WORDS = ("memory", "vmem")
 
 
 def find_overflows(text: str) -> list[MemoryOverflow]:
-    """Every line of ``text`` that reports a kernel over its on-chip memory, in order."""
+    """Every report in ``text`` of a kernel over its on-chip memory, in order."""
     found: list[MemoryOverflow] = []
-    for start, end in _lines_naming_memory(text):
-        line = text[start:end]
+    read_up_to = 0  # a report read across lines is not read again from its second line
+    for start, line_end, end in _reports_may_stand(text):
+        if start < read_up_to:
+            continue
         for backend, memory, pattern, read in _COMPILED:
-            hit = pattern.search(line)
-            if hit is None:
+            hit = pattern.search(text, start, end)
+            if hit is None or hit.start() > line_end:  # a report of a later line
                 continue
             requested, exact = read(hit["requested"])
             limit, _ = read(hit["limit"])
             number = text.count("\n", 0, start) + 1
             found.append(MemoryOverflow(number, backend, memory, requested, limit, exact))
+            read_up_to = hit.end()
             break
     return found
 
 
-def _lines_naming_memory(text: str) -> list[tuple[int, int]]:
-    """Where each line holding a report word starts and ends, in order: ``str.find`` jumps
-    from word to word (nearly every paste has none, or one)."""
+def _reports_may_stand(text: str) -> list[tuple[int, int, int]]:
+    """Where each line holding a report word starts and ends, and where ``REPORT_LINES``
+    lines from it end, in order: ``str.find`` jumps from word to word (nearly every paste
+    has none, or one)."""
     lines = set()
     for word in _REPORT_WORDS:
         at = text.find(word)
         while at >= 0:
-            end = text.find("\n", at)
-            end = len(text) if end < 0 else end
-            lines.add((text.rfind("\n", 0, at) + 1, end))
-            at = text.find(word, end)
+            line_end = end = _line_end(text, at)
+            for _ in range(REPORT_LINES - 1):
+                end = _line_end(text, end + 1)
+            lines.add((text.rfind("\n", 0, at) + 1, line_end, end))
+            at = text.find(word, line_end)
     return sorted(lines)
+
+
+def _line_end(text: str, at: int) -> int:
+    """Where the line holding ``at`` ends (the text's end past its last line)."""
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
 
 
 def budget_hints(text: str) -> BudgetHints:

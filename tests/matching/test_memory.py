@@ -27,5 +27,20 @@ def test_each_report_is_read_once_with_its_line_number() -> None:
     ]
 
 
+def test_a_report_wrapped_over_lines_is_read_once_from_its_first() -> None:
+    """jax#38988, as a terminal wrapped it; the line before names memory but reports none."""
+    paste = (
+        "the kernel ran out of memory:\n"
+        "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in\n"
+        "memory space vmem. Used 65.05M of 64.00M vmem. Exceeded vmem capacity by 1.05M\n"
+        + SMEM.replace("memory: ", "memory:\n  ")
+    )
+    found = find_overflows(paste)
+    assert [(o.line_number, o.backend, o.requested, o.limit) for o in found] == [
+        (2, "tpu", round(65.05 * 2**20), 64 * 2**20),
+        (4, "mosaic_gpu", 262160, 232448),
+    ]
+
+
 def test_a_paste_that_never_names_memory_has_no_report() -> None:
     assert find_overflows("smem_bytes=262160 > max_smem_bytes=232448\n" * 3) == []
