@@ -137,6 +137,10 @@ class _PlacedFrame(NamedTuple):
     mask: int  # the releases it names; none: a function without sites
 
 
+# Where a path's ``jax/`` or ``jaxlib/`` may start: at its start or after a slash, which
+# the match leaves unread, so that a checkout's ``jax/jax/_src/...`` is tried at both.
+_PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
+
 _UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
 
 
@@ -420,7 +424,7 @@ class FrameIndex:
         self._paths[path] = None
         if len(self._paths) > MAX_REMEMBERED:
             self._paths.clear()
-        for start in (m.start(1) for m in re.finditer(r"(?:^|/)(jax(?:lib)?/)", path)):
+        for start in (m.start() for m in _PACKAGE_DIRECTORY.finditer(path)):
             if path[start:] in self.files:
                 self._paths[path] = path[start:]
                 return path[start:]

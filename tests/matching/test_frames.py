@@ -245,6 +245,22 @@ def test_the_source_link_is_that_releases() -> None:
     assert url == oldest["githubUrl"]
 
 
+def test_a_frame_of_a_jax_checkout_is_read_as_jaxs_own() -> None:
+    """``~/jax/jax/_src/...``: the checkout's folder is also named ``jax``."""
+    facts = copy_site()
+    file, function = facts["filePath"], facts["site"]["function"]
+    line = facts["releases"][0]["lineNumber"]
+    installed = traceback_at(file, line, function)
+    checkout = installed.replace("/opt/venv/lib/python3.11/site-packages/", "/home/me/jax/")
+    assert checkout != installed
+    index = FrameIndex.load()
+    read = [
+        match_paste(paste, catalog_index(), None, index).release for paste in (installed, checkout)
+    ]
+    assert read[0] is not None and read[0].frames == 1
+    assert read[1] == read[0]
+
+
 @given(st.lists(st.integers(1, (1 << 29) - 1), max_size=60))
 def test_the_releases_most_frames_agree_with_are_counted_exactly(masks: list[int]) -> None:
     counts = {bit: sum(mask >> bit & 1 for mask in masks) for bit in range(29)}
