@@ -337,6 +337,9 @@ def _print_matches(answer: MatchResponse) -> None:
         out.print(Text("  " + found.matchedLine.strip()))
         if values.shape is not None or values.dtype is not None:
             out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
+        if found.source is not None:
+            site = found.source
+            out.print(Text(f"  raised at: {site.filePath}:{site.line} (JAX {site.release})"))
         if found.sourceUrl:
             out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
         if found.fix is None:

@@ -75,7 +75,7 @@ class Site:
     record_id: str
     file: str
     function: str
-    kind: str  # "raise" or "assert"
+    kind: str  # "raise" or "assert"; a C++ site's "diagnostic"
     error_class: str
     condition: str
     message: str
@@ -119,6 +119,30 @@ class RaisePoint:
     reason: str
 
 
+class SourceSite(NamedTuple):
+    """A record's site as one release shipped it, and the link pinned to that commit."""
+
+    file: str
+    line: int
+    release: str
+    url: str
+
+
+def _nearest(releases: int, wanted: int) -> int:
+    """The release of the mask ``releases`` nearest to ``wanted`` (a one-release mask):
+    itself, else the newest older one, else the oldest newer one; the newest for none."""
+    if releases & wanted:
+        return wanted
+    older = releases & (wanted - 1) if wanted else releases
+    if older:
+        return 1 << (older.bit_length() - 1)
+    return releases & -releases
+
+
+def _source_site(file: str, line: int, release: str) -> SourceSite:
+    return SourceSite(file, line, release, source_url(release_commits()[release], file, line, line))
+
+
 class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     file: str  # from ``jax/`` or ``jaxlib/`` on
     line: int
@@ -150,6 +174,8 @@ class FrameIndex:
     def __init__(self, data: dict[str, Any]) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])
         self.sites = [Site(*row) for row in data["sites"]]
+        # C++ diagnostics' sites, with their (line, releases): no frame stands on them.
+        self._compiled = [(Site(*row[:-1]), row[-1]) for row in data["compiled"]]
         # Tracebacks print a function's own name: "check_invariants", not its class's.
         self._short_names = [site.function.rsplit(".", 1)[-1] for site in self.sites]
         self._lines: dict[str, dict[str, list[list[int]]]] = data["lines"]
@@ -185,21 +211,18 @@ class FrameIndex:
         names = self._short_names
         return [(self.sites[n], mask) for n, mask in placed if names[n] == frame.function]
 
-    def source_url(
-        self, record_id: str, release: str | None, or_newest: bool = False
-    ) -> str | None:
-        """The record's site as ``release`` shipped it, pinned to that release's commit;
-        with ``or_newest``, the newest release with the site when ``release`` has none."""
+    def source_site(self, record_id: str, release: str | None) -> SourceSite | None:
+        """The record's site as ``release`` shipped it, else as the release nearest to it
+        with the site (the newest, with no release): the link names the release it shows."""
         placed = self._site_lines.get(record_id, ())
-        wanted = self.mask(release) if release else 0
-        newest = max(placed, key=lambda entry: entry[2], default=None)
-        for file, line, mask in placed:
-            if mask & wanted:
-                return source_url(release_commits()[str(release)], file, line, line)
-        if or_newest and newest is not None:
-            file, line, mask = newest
-            return source_url(release_commits()[self.names(mask)[-1]], file, line, line)
-        return None
+        shipped = 0
+        for _file, _line, mask in placed:
+            shipped |= mask
+        if not shipped:
+            return None
+        chosen = _nearest(shipped, self.mask(release) if release else 0)
+        file, line, _ = next(entry for entry in placed if entry[2] & chosen)
+        return _source_site(file, line, self.names(chosen)[0])
 
     def quoted_sites(self, lines: Sequence[str]) -> frozenset[str]:
         """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's
@@ -241,7 +264,7 @@ class FrameIndex:
 
     @cached_property
     def _sites_by_record(self) -> dict[str, Site]:
-        return {site.record_id: site for site in self.sites}
+        return {site.record_id: site for site in (*self.sites, *(s for s, _ in self._compiled))}
 
     @cached_property
     def _site_lines(self) -> dict[str, list[tuple[str, int, int]]]:
@@ -252,6 +275,8 @@ class FrameIndex:
                 for number, mask in placed:
                     site = self.sites[number]
                     table.setdefault(site.record_id, []).append((file, int(line), mask))
+        for site, by_line in self._compiled:
+            table[site.record_id] = [(site.file, line, mask) for line, mask in by_line]
         return table
 
     def frames(self, lines: Sequence[str], numbers: Collection[int]) -> list[Frame]:
@@ -656,32 +681,36 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     bit = {release: 1 << n for n, release in enumerate(releases)}
     sites: list[list[str]] = []
     lines: dict[str, dict[str, list[list[Any]]]] = {}
+    compiled: list[list[Any]] = []
     for item in items:
         if "record" in item:
             record_id, facts = item["record"]["id"], item["record"]
         else:
             record_id, facts = item["annotation"]["recordId"], item["annotation"]["mined"]
         site = facts["site"]
-        if site.get("language", "python") != "python":
-            continue  # C++ lines are not frames of a Python traceback
-        number = len(sites)
-        sites.append(
-            [
-                record_id,
-                facts["filePath"],
-                site["function"] or "<module>",
-                site["kind"],
-                facts["errorClass"],
-                site.get("condition") or "",
-                facts["errorMessage"],
-            ]
-        )
+        row = [
+            record_id,
+            facts["filePath"],
+            site["function"] or "<module>",
+            site["kind"],
+            facts["errorClass"],
+            site.get("condition") or "",
+            facts["errorMessage"],
+        ]
         by_release_line: dict[int, int] = {}
         for entry in facts["releases"]:
             if entry["release"] in bit:
                 by_release_line[entry["lineNumber"]] = (
                     by_release_line.get(entry["lineNumber"], 0) | bit[entry["release"]]
                 )
+        if site.get("language", "python") != "python":
+            # C++ lines are not frames of a Python traceback: kept for source links only.
+            compiled.append(
+                [*row, [[line, mask] for line, mask in sorted(by_release_line.items())]]
+            )
+            continue
+        number = len(sites)
+        sites.append(row)
         for line, mask in sorted(by_release_line.items()):
             lines.setdefault(facts["filePath"], {}).setdefault(str(line), []).append([number, mask])
     functions: dict[str, dict[str, int]] = {}
@@ -691,7 +720,13 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 function = sites[number][2].rsplit(".", 1)[-1]
                 by_function = functions.setdefault(file, {})
                 by_function[function] = by_function.get(function, 0) | mask
-    return {"releases": releases, "sites": sites, "lines": lines, "functions": functions}
+    return {
+        "releases": releases,
+        "sites": sites,
+        "lines": lines,
+        "functions": functions,
+        "compiled": compiled,
+    }
 
 
 def write_frame_index(mined: Path, out: Path = FRAME_INDEX_FILE) -> None:

@@ -25,6 +25,7 @@ from app.services.match import (
     RaisePointOut,
     RecordInfo,
     ReleaseOut,
+    SourceSiteOut,
     ValuesOut,
 )
 
@@ -277,7 +278,7 @@ def _match_card(
             for item in match.sourceOnly.closest
         )
     page = Link("Record page", links.record(match.slug or match.errorId))
-    source = (Link("JAX source", match.sourceUrl),) if match.sourceUrl else ()
+    source = (Link(_source_label(match.source), match.sourceUrl),) if match.sourceUrl else ()
     return Card(
         title=f"{match.errorClass or 'Error'}: {message}",
         facts=tuple(facts),
@@ -286,6 +287,11 @@ def _match_card(
         fixes=fixes,
         links=(page, *source, *_all_fixes(fix, links), *closest),
     )
+
+
+def _source_label(site: SourceSiteOut | None) -> str:
+    """Names the file, line and release the link pins, so that a chat answer shows them."""
+    return f"JAX source: {site.filePath}:{site.line} ({site.release})" if site else "JAX source"
 
 
 def _primitive_text(primitive: PrimitiveOut) -> list[str]:

@@ -318,7 +318,7 @@ def source_only_out(
 ) -> SourceOnlyOut | None:
     """For a record mined from JAX's source with no curated advice: what the source says,
     and the curated records nearest to it by file, function and message. ``source_url`` is
-    the site in the release the answer follows; without one, the newest release's."""
+    the site in the release the answer follows, or in the nearest release with it."""
     if info.curated:
         return None
     site = frames.site_of(info.id)
@@ -331,7 +331,7 @@ def source_only_out(
         condition=site.condition,
         variables=captures,
         releases=span(list(frames.releases_of(info.id))),
-        sourceUrl=source_url or frames.source_url(info.id, None, or_newest=True),
+        sourceUrl=source_url,
         unknown="No curated advice yet: nobody has written what causes this error in user "
         "code, how to fix it, or an example fix.",
         closest=closest_curated(info, site.function, catalog, frames),

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
-from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading, SourceSite
 from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import (
@@ -85,6 +85,12 @@ class UserFrameOut(BaseModel):
     source: str | None = Field(description="The line of code under the frame, as pasted.")
 
 
+class SourceSiteOut(BaseModel):
+    filePath: str = Field(examples=["jax/_src/pallas/mosaic_gpu/primitives.py"])
+    line: int
+    release: str = Field(examples=["0.10.2"])
+
+
 class MatchOut(BaseModel):
     errorId: str
     slug: str
@@ -108,8 +114,11 @@ class MatchOut(BaseModel):
     sourceUrl: str | None = Field(
         default=None,
         description="The error's site in the release the answer follows (`release.used`), "
-        "pinned to that release's commit; when the paste tells no release, in the newest "
-        "release with the site.",
+        "pinned to that release's commit; where that release has no such site, in the "
+        "nearest release that has (the newest, when the paste tells no release).",
+    )
+    source: SourceSiteOut | None = Field(
+        default=None, description="The file, line and release `sourceUrl` points at."
     )
     primitive: PrimitiveOut | None = Field(
         default=None,
@@ -220,7 +229,9 @@ class MatchService:
         if request.jaxVersion is None and release is not None and _modelled(release.used):
             # The paste's own release picks the engine's rules, where the engine models it.
             request = request.model_copy(update={"jaxVersion": release.used})
-        matches = [self._match(match, request) for match in report.matches]
+        # The release the answer follows, modelled by the engine or not: it picks the links.
+        followed = request.jaxVersion or (release.used if release is not None else None)
+        matches = [self._match(match, request, followed) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         return MatchResponse(
             matches=matches,
@@ -228,13 +239,15 @@ class MatchService:
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
             release=_release(release) if _tells(release) else None,
-            raisePoints=[self._raise_point(point, request) for point in report.raise_points],
+            raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
             memory=memory_overflows(request.text, request.jaxVersion),
         )
 
-    def _raise_point(self, point: RaisePoint, request: MatchRequest) -> RaisePointOut:
+    def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
         info = self.catalog.records.get(point.record_id)
-        release = point.releases[-1] if point.releases else request.jaxVersion
+        # A release with the site on the frame's line: the one followed, if it is one.
+        releases = point.releases
+        release = followed if not releases or followed in releases else releases[-1]
         return RaisePointOut(
             errorId=point.record_id,
             slug=info.slug if info is not None else None,
@@ -243,18 +256,16 @@ class MatchService:
             line=point.line,
             lineNumber=point.paste_line,
             releases=list(point.releases),
-            sourceUrl=self.frames.source_url(point.record_id, release, or_newest=True),
+            sourceUrl=_url(self.frames.source_site(point.record_id, release)),
             why=point.reason,
         )
 
-    def _match(self, match: Match, request: MatchRequest) -> MatchOut:
+    def _match(self, match: Match, request: MatchRequest, followed: str | None) -> MatchOut:
         info = self.catalog.records[match.record_id]
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
-        # With no release read, the newest release with the site says where it is.
-        source_url = self.frames.source_url(
-            info.id, request.jaxVersion, or_newest=request.jaxVersion is None
-        )
+        site = self.frames.source_site(info.id, followed)
+        source_url = _url(site)
         return MatchOut(
             errorId=info.id,
             slug=info.slug,
@@ -283,6 +294,9 @@ class MatchService:
             alternatives=list(match.alternatives),
             userFrame=_frame(match.user_frame),
             sourceUrl=source_url,
+            source=SourceSiteOut(filePath=site.file, line=site.line, release=site.release)
+            if site
+            else None,
             primitive=primitive_out(info, match.captures),
             sourceOnly=source_only_out(
                 info,
@@ -399,6 +413,10 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
         op for op in operations if any(hint in text for hint in _OPERATION_HINTS.get(op, ()))
     ]
     return mentioned + [op for op in operations if op not in mentioned]
+
+
+def _url(site: SourceSite | None) -> str | None:
+    return site.url if site else None
 
 
 def _tells(reading: ReleaseReading | None) -> TypeGuard[ReleaseReading]:

@@ -344,6 +344,28 @@ def test_a_nightly_newer_than_every_mined_release_is_said_and_the_newest_followe
     assert found["fix"] is not None and found["fix"]["jaxVersion"] == newest
 
 
+def test_a_release_the_engine_does_not_model_still_picks_the_source_link(
+    client: httpx.Client,
+) -> None:
+    from app.errors import ProblemError
+    from app.services.compute import checked_jax_version
+    from tests.matching.test_frames import copy_site, traceback_at
+
+    facts = copy_site()
+    oldest = facts["releases"][0]
+    text = traceback_at(facts["filePath"], oldest["lineNumber"], facts["site"]["function"])
+    body = match(client, text)
+    used = body["release"]["used"]
+    assert oldest["release"] in body["release"]["releases"]
+    with pytest.raises(ProblemError):  # the engine has no rules for it
+        checked_jax_version(used)
+    [line] = [e["lineNumber"] for e in facts["releases"] if e["release"] == used]
+    found = body["matches"][0]
+    assert found["source"] == {"filePath": facts["filePath"], "line": line, "release": used}
+    commit = release_commits()[used]
+    assert found["sourceUrl"].startswith(f"https://github.com/jax-ml/jax/blob/{commit}/")
+
+
 def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -> None:
     from tests.matching.test_raise_points import real_tiling_assert, tiling_site
 

@@ -75,9 +75,13 @@ def test_a_match_names_the_jax_release_and_links_the_site_in_its_source(
     paste = traceback("MGPU-COPY-INTEGER-BYTES")
     answer = client.post("/api/match", json={"text": paste}).json()
     frames, url = answer["release"]["frames"], answer["matches"][0]["sourceUrl"]
+    source = answer["matches"][0]["source"]
+    assert source["filePath"] == "jax/_src/pallas/mosaic_gpu/primitives.py"
+    assert source["release"] == "0.10.2" and url.endswith(f"#L{source['line']}-L{source['line']}")
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
     assert f"JAX release `0.10.2, from {frames} JAX frames`" in text
-    assert f"[JAX source]({url})" in text
+    label = rf"JAX source: jax/\_src/pallas/mosaic_gpu/primitives.py:{source['line']} (0.10.2)"
+    assert f"[{label}]({url})" in text
     nightly = "jax: 0.99.0.dev20261101\n" + paste.splitlines()[-1]
     text = client.post("/api/match", json={"text": nightly}, headers=MARKDOWN).text
     assert "JAX release `0.10.2, as the paste names it`" in text

@@ -156,6 +156,26 @@ def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> No
     assert record["id"] in [match["errorId"] for match in found]
 
 
+def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
+    """pytorch/xla#9614: Mosaic's C++ refused a module serialized by a newer JAX."""
+    text = (
+        "ValueError: Failed to deserialize the Mosaic module: INTERNAL: Unsupported version: "
+        "expected <= 7 but got 8"
+    )
+    found = client.post("/api/match", json={"text": text}).json()["matches"][0]
+    [facts] = [record for record in mined_records() if record["id"] == found["errorId"]]
+    assert facts["site"]["language"] == "cpp"
+    newest = facts["releases"][-1]
+    assert found["source"] == {
+        "filePath": facts["filePath"],
+        "line": newest["lineNumber"],
+        "release": newest["release"],
+    }
+    explained = found["sourceOnly"]
+    assert (explained["kind"], explained["condition"]) == ("diagnostic", facts["site"]["condition"])
+    assert explained["function"] == facts["site"]["function"]
+
+
 def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     client: httpx.Client,
 ) -> None:

@@ -19,6 +19,7 @@ from app.matching.frames import (
     MAX_REMEMBERED,
     FrameIndex,
     _most_agreed,
+    _nearest,
     _same_condition,
     build_frame_index,
 )
@@ -241,8 +242,62 @@ def test_nothing_in_the_paste_tells_no_release() -> None:
 def test_the_source_link_is_that_releases() -> None:
     facts = copy_site()
     oldest = facts["releases"][0]
-    url = FrameIndex.load().source_url("225d0e9c2ee22311", oldest["release"])
-    assert url == oldest["githubUrl"]
+    site = FrameIndex.load().source_site("225d0e9c2ee22311", oldest["release"])
+    assert site is not None and site.url == oldest["githubUrl"]
+    assert (site.file, site.line, site.release) == (
+        facts["filePath"],
+        oldest["lineNumber"],
+        oldest["release"],
+    )
+
+
+def test_every_sites_source_is_linked_as_each_release_shipped_it() -> None:
+    """C++ diagnostics too, though no traceback frame stands on their lines."""
+    index = FrameIndex.load()
+    languages = set()
+    for item in mined_items():
+        facts = item["annotation"]["mined"] if "annotation" in item else item["record"]
+        record_id = item["annotation"]["recordId"] if "annotation" in item else facts["id"]
+        languages.add(facts["site"].get("language", "python"))
+        for entry in facts["releases"]:
+            site = index.source_site(record_id, entry["release"])
+            assert site is not None, (record_id, entry["release"])
+            # The release's entry may link the lines around the site; the link is the file's.
+            assert (site.line, site.release, site.url.partition("#")[0]) == (
+                entry["lineNumber"],
+                entry["release"],
+                entry["githubUrl"].partition("#")[0],
+            )
+    assert languages == {"python", "cpp"}
+
+
+def test_a_release_without_the_site_links_the_nearest_release_with_it() -> None:
+    index = FrameIndex.load()
+    facts = copy_site()
+    shipped = [entry["release"] for entry in facts["releases"]]
+    before = [r for r in index.releases if release_key(r) < release_key(shipped[0])]
+    assert before  # the copy check is younger than the oldest release mined
+    for release in before:
+        site = index.source_site("225d0e9c2ee22311", release)
+        assert site is not None and site.release == shipped[0]
+    newest = index.source_site("225d0e9c2ee22311", None)
+    assert newest is not None and newest.release == shipped[-1]
+    assert index.source_site("no such record", "0.10.2") is None
+
+
+@given(st.integers(1, (1 << 29) - 1), st.integers(0, 28) | st.none())
+def test_the_nearest_release_is_the_newest_older_else_the_oldest_newer(
+    releases: int, wanted: int | None
+) -> None:
+    bits = [bit for bit in range(29) if releases >> bit & 1]
+    if wanted is None:
+        expected = bits[-1]
+    elif wanted in bits:
+        expected = wanted
+    else:
+        older = [bit for bit in bits if bit < wanted]
+        expected = older[-1] if older else bits[0]
+    assert _nearest(releases, 0 if wanted is None else 1 << wanted) == 1 << expected
 
 
 def test_a_frame_of_a_jax_checkout_is_read_as_jaxs_own() -> None:

@@ -68,7 +68,12 @@ def test_an_unmined_release_is_still_named_by_the_assert_it_prints() -> None:
     [point] = report.raise_points
     assert point.record_id == tiling_site()["id"]
     assert point.releases == ()
-    assert FrameIndex.load().source_url(point.record_id, None, or_newest=True)
+    newest = tiling_site()["releases"][-1]
+    site = FrameIndex.load().source_site(point.record_id, None)
+    assert site is not None and (site.release, site.line) == (
+        newest["release"],
+        newest["lineNumber"],
+    )
 
 
 def frame(file: str, line: int, function: str) -> str:
