@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import string
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -196,7 +197,7 @@ def match_paste(
     candidates = _in_messages(records, texts, owners, hits[:split])
     explained = {c.error for c in candidates if c.explains_all}
     candidates += _in_cut_messages(records, joined, index, explained)
-    in_lines = _in_loose_lines(paste.lines, loose, hits[split:], len(texts), index, joined)
+    in_lines = _in_loose_lines(paste, loose, hits[split:], len(texts), index, joined)
     candidates += [c for c in in_lines if not _quotes_source(paste.lines, c)]
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
@@ -359,7 +360,7 @@ def _location(record: ExceptionRecord | None) -> float:
 
 
 def _in_loose_lines(
-    lines: Sequence[str],
+    paste: NormalizedPaste,
     loose: Sequence[int],
     hits: Sequence[Hit],
     first: int,
@@ -377,6 +378,7 @@ def _in_loose_lines(
     without a truncation marker counts when ``UNMARKED_CUT_MIN_LITERAL`` characters of its
     literal text show.
     """
+    lines = paste.lines
     candidates = []
     for hit in hits:
         line = loose[hit.text - first]
@@ -390,7 +392,7 @@ def _in_loose_lines(
             _Candidate(error, hit, line, None, text, LOOSE_LINE, False, inner, "line")
         )
     found = {c.line for c in candidates}
-    wrapped = _in_wrapped_lines(lines, loose, found, index)
+    wrapped = _in_wrapped_lines(paste, loose, found, index)
     candidates += wrapped
     found.update(n for c in wrapped for n in (c.line, c.line + 1))
     cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
@@ -447,17 +449,20 @@ def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:
 
 
 def _in_wrapped_lines(
-    lines: Sequence[str], loose: Sequence[int], found: set[int], index: AnyIndex
+    paste: NormalizedPaste, loose: Sequence[int], found: set[int], index: AnyIndex
 ) -> list[_Candidate]:
     """Messages broken over two loose lines, read as one: a continuation indented (a
-    Markdown list item, a log formatter), or a line a terminal cut at its width."""
+    Markdown list item, a log formatter) or going on with the sentence as pasted (a
+    Markdown paragraph's next line, but not a log record whose prefix was cleaned off), or
+    a line a terminal cut at its width."""
+    lines = paste.lines
     joinable: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
     following = set(loose).difference(found)
     for line in loose:
         if line in found or line + 1 not in following:
             continue
         first, second = lines[line].rstrip(), lines[line + 1]  # both hold some text
-        if second[:1].isspace():
+        if second[:1].isspace() or _goes_on(paste, line + 1):
             joinable.append((line, f"{first} {second.strip()}", len(first)))
         elif len(first) in TERMINAL_WIDTHS:  # cut mid-word at the terminal's last column
             joinable.append((line, first + second, len(first)))
@@ -469,6 +474,7 @@ def _in_wrapped_lines(
         line, text, join = pairs[hit.text]
         if not hit.start < join < hit.end:
             continue  # within one of the lines: each was searched alone already
+        hit = _closed(hit, text)
         inner = _lead_in(text, hit.start)[1]
         if inner is None and _reads_like_prose(index, hit.entry):
             continue
@@ -480,6 +486,13 @@ def _in_wrapped_lines(
     return candidates
 
 
+def _goes_on(paste: NormalizedPaste, line: int) -> bool:
+    """Whether a line goes on with the sentence before it, as pasted: in lower case or
+    with a value, and not cleaned of a prefix (a logger's record starts a line)."""
+    text = paste.lines[line]
+    return text[:1] in _CONTINUING and paste.original_line(line).startswith(text)
+
+
 def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
     """Whether the entry's literal text is too short to tell its message from a sentence.
     A pattern with no literal text at all is a curator's regular expression, taken as
@@ -489,20 +502,27 @@ def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+# How a line that goes on with the one before starts (a word in lower case, a value),
+# where a new sentence, exception or log line would start with a capital or a prefix.
+_CONTINUING = frozenset(string.ascii_lowercase + string.digits + "([{<'\"")
 # Where a message inside a line ends: a closing backtick or a table cell's pipe.
 _CLOSING = re.compile(r"`|\s+\|")
 
 
 def _closed(hit: Hit, text: str) -> Hit:
     """A hit whose last value runs to the end of the line, ended where its message is
-    closed instead (a pattern's trailing ``(.+)`` would take ``6 | open |``)."""
+    closed instead: a pattern's trailing ``(.+)`` would take ``6 | open |``, or the
+    ``" on H100.`` after a message quoted in a sentence."""
     if hit.end != len(text) or not hit.captures:
         return hit
     name, value = list(hit.captures.items())[-1]
-    closing = _CLOSING.search(value)
-    if closing is None or not text.endswith(value):
+    if not text.endswith(value):
         return hit
-    kept = value[: closing.start()].rstrip()
+    closing = _CLOSING.search(value)
+    ends = [closing.start()] if closing else []
+    if '"' in value and text.count('"', 0, hit.start) % 2:  # quoted: its quote closes it
+        ends.append(value.index('"'))
+    kept = value[: min(ends)].rstrip() if ends else ""
     if not kept:
         return hit
     return replace(hit, captures={**hit.captures, name: kept}, end=hit.end - len(value) + len(kept))

@@ -34,6 +34,7 @@ INSIDE_A_LINE = {
     "list item": "- {m}",
     "table cell": "| 3 | `pallas_call` | {m} | open |",
     "inline code": "I keep getting `{c}: {m}` when I lower the kernel",
+    "quoted in prose": 'It says "{c}: {m}" on H100, then it stops.',
     "fence": "Here is the error:\n```python\n{c}: {m}\n```\nany idea?",
     "html-escaped": "<p>Error: {e}</p>",
     "no class, in prose": "After upgrading I see {m}, then it stops.",
@@ -181,19 +182,32 @@ WARPGROUP = (
         f"- the copy fails: {WARPGROUP[:60]}\n  {WARPGROUP[60:].lstrip()}\n- next item",
         # a log formatter indenting continuation lines
         f"2026-08-27 09:53:25 WARN worker-3: {WARPGROUP[:70]}\n    {WARPGROUP[70:].lstrip()}",
+        # a Markdown paragraph's next line, going on with the sentence (jax#39997)
+        'It fails with "NotImplementedError: {}\n{}" on H100.'.format(
+            *WARPGROUP.split(" the warpgroup", 1)
+        ).replace("\n", "\nthe warpgroup"),
         # a terminal 80 columns wide cutting mid-word
         "\n".join(
             (f"status=failed reason={WARPGROUP}"[i : i + 80])
             for i in range(0, len(f"status=failed reason={WARPGROUP}"), 80)
         ),
     ],
-    ids=["markdown list", "log formatter", "terminal"],
+    ids=["markdown list", "log formatter", "markdown paragraph", "terminal"],
 )
 def test_a_message_broken_over_lines_is_read_as_one(paste: str) -> None:
     match = found(match_paste(paste, catalog_index()), "MGPU-COPY-WARPGROUP-BYTES")
     assert match.found_in == "wrapped line"
     assert match.captures["bytes"] == "32"
     assert match.values.bytes == 32
+
+
+def test_a_log_record_after_a_line_does_not_go_on_with_it() -> None:
+    """Only a line as pasted continues a sentence: one a logger's prefix starts is a record
+    of its own, though it reads on in lower case once the prefix is cleaned off."""
+    first, rest = WARPGROUP.split(" the warpgroup", 1)
+    paste = f"{first}\n2026-08-27 09:53:25,647 INFO the warpgroup{rest}"
+    assert match_paste(paste, catalog_index()).matches == ()
+    assert match_paste(paste.replace("2026-08-27 09:53:25,647 INFO ", ""), catalog_index()).matches
 
 
 @pytest.mark.parametrize("width", [80, 120])
