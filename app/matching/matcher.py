@@ -29,6 +29,7 @@ from app.matching.frames import STATEMENT, FrameIndex, RaisePoint, ReleaseReadin
 from app.matching.index import AnyIndex, Hit
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
+    STAGING_WRAPPER,
     ExceptionRecord,
     find_truncation,
     may_be_truncated,
@@ -204,6 +205,8 @@ def match_paste(
     if frames is not None:
         for number, record in enumerate(records):
             first = (record.message_line_numbers or (record.line,))[0]
+            if STAGING_WRAPPER in paste.lines[first]:
+                continue  # the frames above it staged the operation; none of them raised
             at = frames.raise_points(
                 paste.lines, reading.structure, first, record.short_class, record.raised_at
             )

@@ -27,6 +27,9 @@ from app.matching.scan import line_starts, lines_holding
 
 # Wrappers whose message is another exception's "<Class>: <msg>".
 ANNOUNCING_WRAPPERS = frozenset({"JaxStackTraceBeforeTransformation", "UnfilteredStackTrace"})
+# The one whose traceback is where the user's code staged the failing operation, not where
+# JAX raised the error (that traceback, if pasted, ends in the same message further on).
+STAGING_WRAPPER = "JaxStackTraceBeforeTransformation"
 # Wrappers whose real cause is printed earlier in the chain.
 CHAINED_WRAPPERS = frozenset({"LoweringError"})
 MAX_MESSAGE_LINES = 200

@@ -22,7 +22,7 @@ from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.tracebacks import read_exceptions
 
-from .catalog import PYTEST_LONG, catalog_index, everything, mined_records
+from .catalog import PYTEST_LONG, TRACEBACKS, catalog_index, everything, mined_records
 
 
 def real_tiling_assert() -> str:
@@ -102,6 +102,23 @@ def test_a_message_built_at_run_time_is_named_by_the_raising_frame() -> None:
     report = match_paste(paste, everything(), None, FrameIndex.load())
     assert [p.record_id for p in report.raise_points][:1] == [site["id"]]
     assert "0.10.2" in report.raise_points[0].releases
+
+
+def test_the_frames_jax_says_staged_the_operation_name_no_site() -> None:
+    """jax#21557: only the staging trace was pasted; its last JAX frame (``bind``) raises
+    nothing. The lowering traceback after it, had it been pasted, would name the site."""
+    real = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text().splitlines()
+    announced = next(
+        n for n, line in enumerate(real) if "JaxStackTraceBeforeTransformation" in line
+    )
+    unknown = "ValueError: block 3 of kernel 'mine' does not fit"
+    staged = [*real[:announced], real[announced].split("ValueError: ")[0] + unknown]
+    assert FrameIndex.load().frames(staged, range(len(staged)))  # JAX frames, with sites
+    report = match_paste("\n".join(staged), everything(), None, FrameIndex.load())
+    assert report.matches == () and report.raise_points == ()
+    raised = [*real[:-1], unknown]  # the lowering traceback, raised at its last frame
+    report = match_paste("\n".join(raised), everything(), None, FrameIndex.load())
+    assert report.raise_points
 
 
 def shared_message() -> list[dict[str, Any]]:
