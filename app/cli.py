@@ -317,6 +317,17 @@ def _print_matches(answer: MatchResponse) -> None:
         out.print(Text(note, style="yellow"))
     if not answer.matches:
         out.print(Text("No known error found.", style="yellow"))
+        for said in answer.compilerMessages:
+            out.print(Text(f"  said by {said.compiler}, line {said.lineNumber}: {said.message}"))
+            out.print(Text(f"    {said.why}", style="dim"))
+        for report in answer.memory:
+            out.print(
+                Text(
+                    f"  {report.memory} over by {report.overBytes:,} bytes "
+                    f"({report.overPercent:g}%), line {report.lineNumber}: "
+                    + " ".join(report.advice)
+                )
+            )
         for point in answer.raisePoints[:3]:
             out.print(Text.assemble("  raised in: ", (point.errorId, "cyan"), "  "), end="")
             out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))

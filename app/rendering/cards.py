@@ -20,6 +20,7 @@ from app.rendering.records import corrections_by_field, field_label, readable_me
 from app.services.compute import ComputeResponse, FixOut
 from app.services.computed import MemoryOut, PrimitiveOut, SourceOnlyOut
 from app.services.match import (
+    CompilerMessageOut,
     MatchOut,
     MatchResponse,
     RaisePointOut,
@@ -124,7 +125,19 @@ def match_cards(
     text = (
         "Closest known errors:" if closest else "Paste the whole traceback, or search the records."
     )
+    said = [_compiler_card(message) for message in response.compilerMessages]
+    if said:  # what the compiler said is the answer; the closest records are a guess
+        return [*said, *memory]
     return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
+
+
+def _compiler_card(said: CompilerMessageOut) -> Card:
+    """A message no release of JAX's source holds, named as its compiler's."""
+    return Card(
+        f"Said by {said.compiler}, not by JAX's source",
+        quotes=(Quote(f"Line {said.lineNumber}", said.message),),
+        text=(f"No known error matched: {said.why}.",),
+    )
 
 
 class ReleaseTold(NamedTuple):

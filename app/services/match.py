@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
+from app.matching.compilers import compiler_messages
 from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading, SourceSite
 from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
@@ -186,6 +187,13 @@ class RaisePointOut(BaseModel):
     why: str
 
 
+class CompilerMessageOut(BaseModel):
+    lineNumber: int
+    compiler: str = Field(examples=["libtpu (Mosaic's TPU compiler)"])
+    message: str = Field(description="What the compiler said, after JAX's wrapper.")
+    why: str = Field(description="Why JAX's source does not hold it.")
+
+
 class MatchResponse(BaseModel):
     matches: list[MatchOut]
     exceptions: list[ExceptionOut]
@@ -204,6 +212,12 @@ class MatchResponse(BaseModel):
         default_factory=list,
         description="Each report of a kernel over its on-chip memory (Mosaic GPU, Triton, "
         "TPU), matched or not: how far over, which devices have that limit, what fits.",
+    )
+    compilerMessages: list[CompilerMessageOut] = Field(
+        default_factory=list,
+        description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
+        "…`) where no match or memory report explains it: a closed compiler's message, "
+        "which no release of JAX's source holds.",
     )
 
 
@@ -233,6 +247,7 @@ class MatchService:
         followed = request.jaxVersion or (release.used if release is not None else None)
         matches = [self._match(match, request, followed) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
+        memory = memory_overflows(request.text, request.jaxVersion)
         return MatchResponse(
             matches=matches,
             exceptions=[_exception(found) for found in report.exceptions],
@@ -240,7 +255,8 @@ class MatchService:
             suggestions=suggestions,
             release=_release(release) if _tells(release) else None,
             raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
-            memory=memory_overflows(request.text, request.jaxVersion),
+            memory=memory,
+            compilerMessages=_unexplained(request.text, matches, memory),
         )
 
     def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
@@ -413,6 +429,21 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
         op for op in operations if any(hint in text for hint in _OPERATION_HINTS.get(op, ()))
     ]
     return mentioned + [op for op in operations if op not in mentioned]
+
+
+def _unexplained(
+    text: str, matches: list[MatchOut], memory: list[MemoryOut]
+) -> list[CompilerMessageOut]:
+    """The compilers' messages that no match or memory report stands on (or on the line
+    after a wrapper, where its message may be)."""
+    explained = {m.lineNumber for m in matches} | {m.lineNumber for m in memory}
+    return [
+        CompilerMessageOut(
+            lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
+        )
+        for said in compiler_messages(text)
+        if not explained & {said.line, said.line + 1}
+    ]
 
 
 def _url(site: SourceSite | None) -> str | None:

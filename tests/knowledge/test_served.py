@@ -176,6 +176,26 @@ def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.
     assert explained["function"] == facts["site"]["function"]
 
 
+def test_a_tpu_compilers_own_message_is_named_as_libtpus(client: httpx.Client) -> None:
+    """jax#30104: no release of JAX holds the message; jax#24415's, under the same
+    wrapper, is jaxlib/mosaic's, and its match explains it."""
+    wrapper = "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
+    closed = wrapper + "Target does not support this comparison"
+    answer = client.post("/api/match", json={"text": closed}).json()
+    assert answer["matches"] == []
+    [said] = answer["compilerMessages"]
+    assert (said["lineNumber"], said["message"]) == (1, "Target does not support this comparison")
+    assert said["compiler"] == "libtpu (Mosaic's TPU compiler)"
+    markdown = {"Accept": "text/markdown"}
+    text = client.post("/api/match", json={"text": closed}, headers=markdown).text
+    assert "Said by libtpu (Mosaic's TPU compiler), not by JAX's source" in text
+    assert "No known error matched: no release of JAX that errata mined holds it" in text
+    opened = wrapper + "Not implemented: Non-trivial layouts unsupported"
+    answer = client.post("/api/match", json={"text": opened}).json()
+    assert answer["matches"][0]["source"]["filePath"].startswith("jaxlib/mosaic/")
+    assert answer["compilerMessages"] == []
+
+
 def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     client: httpx.Client,
 ) -> None:
