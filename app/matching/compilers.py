@@ -17,7 +17,7 @@ class CompilerMessage:
     line: int  # the 1-based line of the paste where the wrapper stands
     compiler: str
     message: str  # what the compiler said, after the wrapper
-    why: str
+    why: str  # why JAX's source does not hold it, which holds where no record matches it
 
 
 _TPU_WRAPPER = "Mosaic failed to compile TPU kernel"

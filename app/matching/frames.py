@@ -442,8 +442,8 @@ class FrameIndex:
         return None
 
     def _file(self, path: str) -> str | None:
-        """The path from its ``jax/`` (or ``jaxlib/``) on, if that is a file with sites;
-        the last such part wins (``~/src/jax/jax/_src/...``)."""
+        """The path from its ``jax/`` (or ``jaxlib/``) on, from the first such folder after
+        which it is a file with sites (``~/src/jax/jax/_src/...``: the second)."""
         if path in self._paths:
             return self._paths[path]
         self._paths[path] = None

@@ -458,14 +458,17 @@ def _in_wrapped_lines(
     Markdown list item, a log formatter) or going on with the sentence as pasted (a
     Markdown paragraph's next line, but not a log record whose prefix was cleaned off), or
     a line a terminal cut at its width."""
-    lines = paste.lines
+    lines, original, origins = paste.lines, paste.original, paste.origins
     joinable: list[tuple[int, str, int]] = []  # first line, the two joined, where the join is
     following = set(loose).difference(found)
     for line in loose:
         if line in found or line + 1 not in following:
             continue
         first, second = lines[line].rstrip(), lines[line + 1]  # both hold some text
-        if second[:1].isspace() or _goes_on(paste, line + 1):
+        if second[:1].isspace() or (
+            # going on with the sentence as pasted, not a logger's record cleaned of its prefix
+            second[:1] in _CONTINUING and original[origins[line + 1] - 1].startswith(second)
+        ):
             joinable.append((line, f"{first} {second.strip()}", len(first)))
         elif len(first) in TERMINAL_WIDTHS:  # cut mid-word at the terminal's last column
             joinable.append((line, first + second, len(first)))
@@ -487,13 +490,6 @@ def _in_wrapped_lines(
             _Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
         )
     return candidates
-
-
-def _goes_on(paste: NormalizedPaste, line: int) -> bool:
-    """Whether a line goes on with the sentence before it, as pasted: in lower case or
-    with a value, and not cleaned of a prefix (a logger's record starts a line)."""
-    text = paste.lines[line]
-    return text[:1] in _CONTINUING and paste.original_line(line).startswith(text)
 
 
 def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
