@@ -202,6 +202,10 @@ def _pair(items: list[Found], candidates: list[Track], previous: str | None) -> 
 
 
 def _similarity(known: Site, found: Site) -> float:
+    if known.kind == "raise" and bool(known.template) != bool(found.template):
+        # A ``raise X`` beside ``raise X("…")`` under the same guard is another site, not
+        # the message dropped or added: each keeps its own record.
+        return 0.0
     score = fuzz.ratio(comparable_text(known), comparable_text(found))
     if known.condition and known.condition == found.condition:
         return max(score, REWORDING_SIMILARITY)

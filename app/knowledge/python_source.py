@@ -121,12 +121,16 @@ class _Module:
                 # ``raise _unsupported(x)`` where the helper returns ``SomeError(f"…")``.
                 exception = returned
                 scope = _Scope(scope.qualname, helper, scope.outer_function, scope.conditions)
-        if not isinstance(exception, ast.Call) or not exception.args:
-            return None
-        error_class = _class_name(exception.func)
+        if isinstance(exception, ast.Call) and exception.args:
+            error_class = _class_name(exception.func)
+            parts = self._message(exception.args[0], scope, node.lineno, 0)
+        else:
+            # ``raise NotImplementedError`` or ``…()``: Python prints the class alone, and the
+            # frame's source line tells the site.
+            error_class = _bare_class(exception)
+            parts = []
         if error_class is None:
             return None
-        parts = self._message(exception.args[0], scope, node.lineno, 0)
         return self._site(node, scope, "raise", error_class, parts, _condition(scope))
 
     def _assert_site(self, node: ast.Assert, scope: _Scope) -> Site:
@@ -212,6 +216,18 @@ def _with_condition(scope: _Scope, test: str) -> _Scope:
 def _condition(scope: _Scope) -> str | None:
     """The innermost ``if`` test that guards the statement (``not (…)`` for an ``else``)."""
     return scope.conditions[-1] if scope.conditions else None
+
+
+def _bare_class(exception: ast.expr | None) -> str | None:
+    """The class a ``raise`` without a message raises: ``NotImplementedError`` of ``raise
+    NotImplementedError`` or ``raise NotImplementedError()``; none for a re-raise (``raise``,
+    ``raise e``), whose name is a caught exception's, not a class's."""
+    if isinstance(exception, ast.Call) and not exception.keywords:
+        exception = exception.func
+    if exception is None or isinstance(exception, ast.Call):
+        return None
+    name = _class_name(exception)
+    return name if name is not None and name.lstrip("_")[:1].isupper() else None
 
 
 def _class_name(func: ast.expr) -> str | None:

@@ -63,6 +63,9 @@ STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
 # anybody's text.
 MAX_STATEMENT_LINES = 8
 MAX_STATEMENT_CHARS = 4000
+# The class a frame's source line raises, guarded on the same line or not
+# (``if num_extensive: raise NotImplementedError``, ``raise ValueError(f"…")``).
+_RAISED = re.compile(r"(?:if\s+(?P<guard>.+?):\s*)?raise\s+(?P<cls>[\w.]+)")
 # What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
 # go (``assert ------…1``): in a paste, that is no statement of JAX's.
 _TOO_DEEP = (RecursionError, MemoryError)
@@ -350,10 +353,13 @@ class FrameIndex:
         raised_at: int | None = None,
     ) -> list[RaisePoint]:
         """The sites the frame that raised an exception points at, surest first: a site on
-        the frame's line, an assert whose condition is the frame's source line, else the
+        the frame's line, an assert whose condition is the frame's source line (or a raise
+        whose guard it shows: ``if num_extensive: raise NotImplementedError``), else the
         function's sites raising that class (a message built at run time, an unmined
         release). The frame is the one right above the exception line, or the one pytest
-        printed after the message, on line ``raised_at``.
+        printed after the message, on line ``raised_at``. A site of another function, or
+        raising another class than the source line shows, is not on the frame's line in
+        the paste's release, whatever line it has in others.
         """
         found = self._raising_frame(lines, structure, exception_line, raised_at)
         if found is None:
@@ -362,36 +368,47 @@ class FrameIndex:
         on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
         for number, mask in self._lines[frame.file].get(str(frame.line), ()):
             on_line[number] = on_line.get(number, 0) + mask
-        ranked: list[tuple[int, int, bool]] = []  # rank, site, whether its assert's condition
-        fallback: list[tuple[int, int, bool]] = []
+        # rank, site, the releases with it on the frame's line, what the source line shows
+        ranked: list[tuple[int, int, int, str | None]] = []
+        fallback: list[tuple[int, int, int, str | None]] = []
+        raised = _RAISED.match(source)
         # A frame whose function is not printed is known by the sites on its line.
-        candidates = self._function_sites.get((frame.file, frame.function)) or list(on_line)
+        if frame.function:
+            candidates = self._function_sites.get((frame.file, frame.function), [])
+        else:
+            candidates = list(on_line)
         for number in candidates:
             site = self.sites[number]
             same_class = site.error_class == short_class
-            asserted = site.kind == "assert" and _same_condition(site.condition, source)
+            shown = None
+            if site.kind == "assert" and _same_condition(site.condition, source):
+                shown = "the frame's source line is this assert's condition"
+            elif site.kind == "raise" and _shows_guard(site.condition, source):
+                shown = f"the frame's source line is this raise, under `if {site.condition}:`"
             mask = on_line.get(number, 0)
-            rank = 2 * bool(mask) + 2 * asserted + same_class
-            if mask or asserted:
-                ranked.append((rank, number, asserted))
+            if raised is not None and raised["cls"].rsplit(".", 1)[-1] != site.error_class:
+                mask = 0  # the line raises another class: the frame is of another release
+            rank = 2 * bool(mask) + 2 * bool(shown) + same_class
+            if mask or shown:
+                ranked.append((rank, number, mask, shown))
             elif same_class:
-                fallback.append((rank, number, asserted))
+                fallback.append((rank, number, mask, shown))
         chosen = ranked or fallback
         chosen.sort(key=lambda item: -item[0])
         return [
-            self._raise_point(number, frame, on_line.get(number, 0), asserted, short_class)
-            for _, number, asserted in chosen
+            self._raise_point(number, frame, mask, shown, short_class)
+            for _, number, mask, shown in chosen
         ]
 
     def _raise_point(
-        self, number: int, frame: Frame, mask: int, asserted: bool, short_class: str
+        self, number: int, frame: Frame, mask: int, shown: str | None, short_class: str
     ) -> RaisePoint:
         """Site ``number`` as the frame points at it, saying why."""
         reasons = []
         if mask:
             reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
-        if asserted:
-            reasons.append("the frame's source line is this assert's condition")
+        if shown:
+            reasons.append(shown)
         return RaisePoint(
             self.sites[number].record_id,
             frame.file,
@@ -643,6 +660,20 @@ def _same_condition(condition: str, source: str) -> bool:
     printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
     wanted = re.sub(r"\s+", "", condition)
     return len(printed) >= MIN_CONDITION and wanted.startswith(printed)
+
+
+def _shows_guard(condition: str, source: str) -> bool:
+    """Whether ``source`` is a one-line ``if <condition>: raise …`` of this guard (as the
+    miner unparses it)."""
+    found = _RAISED.match(source)
+    if not condition or found is None or not found["guard"] or len(source) > MAX_STATEMENT_CHARS:
+        return False
+    try:
+        return ast.unparse(ast.parse(found["guard"], mode="eval").body) == condition
+    except SyntaxError:
+        return False
+    except _TOO_DEEP:
+        return False
 
 
 def _release_of(version: str) -> str | None:

@@ -101,6 +101,16 @@ def test_assert_with_a_message_and_a_bare_assert(sites: list[Site]) -> None:
     assert bare.condition == "all((d % t == 0 for d, t in zip(x.shape, (8, 128))))"
 
 
+def test_a_raise_without_a_message_is_a_site_and_a_re_raise_is_not(sites: list[Site]) -> None:
+    """``raise NotImplementedError`` prints the class alone: the site is kept, for the
+    frames to find; ``raise`` and ``raise e`` re-raise what another site raised."""
+    scan = [site for site in sites if site.function == "_scan_lowering_rule"]
+    assert [(s.line, s.kind, s.error_class, s.template, s.condition) for s in scan] == [
+        (81, "raise", "NotImplementedError", "", "num_extensive"),
+        (83, "raise", "NotImplementedError", "", "jaxpr.effects"),
+    ]
+
+
 def test_method_of_a_class_is_named_with_its_class(sites: list[Site]) -> None:
     site = one(sites, "does not fit")
     assert site.function == "TilingTransform.transform_shape"

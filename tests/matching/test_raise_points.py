@@ -6,6 +6,7 @@ frame on one of their lines."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -15,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
 from app.matching.frames import FrameIndex, RaisePoint
@@ -74,6 +76,103 @@ def test_an_unmined_release_is_still_named_by_the_assert_it_prints() -> None:
         newest["release"],
         newest["lineNumber"],
     )
+
+
+def real_bare_raise() -> str:
+    """What JAX 0.10.2 prints lowering a reversed scan in a TPU kernel: ``if reverse: raise
+    NotImplementedError``, the class alone for a message."""
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        carry, _ = jax.lax.scan(lambda c, _: (c + 1.0, None), x_ref[...], None, 4, reverse=True)
+        o_ref[...] = carry
+
+    block = jax.ShapeDtypeStruct((8, 128), jnp.float32)
+    call = pl.pallas_call(kernel, out_shape=block)
+    try:
+        jax.jit(call).trace(block).lower(lowering_platforms=("tpu",))
+    except Exception:
+        return traceback.format_exc()
+    raise AssertionError("JAX lowered a reversed scan in a TPU kernel")
+
+
+def scan_sites() -> list[dict[str, Any]]:
+    """The TPU scan lowering's raises without a message, one per guard."""
+    return [
+        r
+        for r in mined_records()
+        if r["filePath"] == "jax/_src/pallas/mosaic/lowering.py"
+        and r["site"]["function"] == "_scan_lowering_rule"
+        and r["site"]["kind"] == "raise"
+        and r["errorClass"] == "NotImplementedError"
+    ]
+
+
+def test_a_raise_without_a_message_is_named_by_its_frame_and_guard() -> None:
+    paste = real_bare_raise()
+    assert "if reverse: raise NotImplementedError\n" in paste
+    report = match_paste(paste, catalog_index(), None, FrameIndex.load())
+    bare = next(f for f in report.exceptions if f.message == "")
+    assert bare.short_class == "NotImplementedError"
+    first = report.raise_points[0]
+    [reversed_scan] = [r for r in scan_sites() if r["site"]["condition"] == "reverse"]
+    assert first.record_id == reversed_scan["id"]
+    assert "0.10.2" in first.releases
+    assert "under `if reverse:`" in first.reason
+
+
+def test_a_frame_of_an_unmined_release_is_named_by_its_guard_not_by_its_line() -> None:
+    """jax#21190 (JAX 0.4.28): ``_scan_lowering_rule`` at line 1516, where 0.5.0 has
+    another function's raise; the guard the frame prints names its own site."""
+    paste = real_bare_raise()
+    line = re.search(r"line (\d+), in _scan_lowering_rule", paste)
+    assert line is not None
+    others = [
+        r
+        for r in mined_records()
+        if r["filePath"] == "jax/_src/pallas/mosaic/lowering.py"
+        and any(release["lineNumber"] == 1516 for release in r["releases"])
+    ]
+    assert others and all(r["site"]["function"] != "_scan_lowering_rule" for r in others)
+    old = paste.replace(
+        f"line {line[1]}, in _scan_lowering_rule", "line 1516, in _scan_lowering_rule"
+    )
+    old = old.replace("if reverse: raise", "if num_extensive: raise")
+    report = match_paste(old, catalog_index(), None, FrameIndex.load())
+    [extensive] = [r for r in scan_sites() if r["site"]["condition"] == "num_extensive"]
+    assert [p.record_id for p in report.raise_points] == [extensive["id"]]
+    assert report.raise_points[0].releases == ()
+
+
+def test_a_site_raising_another_class_than_the_frame_shows_is_not_on_its_line() -> None:
+    """The frame's line holds a ``ValueError`` site in some release, but the source line
+    it prints raises ``NotImplementedError``: that release is not the paste's."""
+    by_function: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in mined_records():
+        if record["site"]["kind"] == "raise":
+            by_function[(record["filePath"], record["site"]["function"])].append(record)
+    bare, other = next(
+        (b, o)
+        for group in by_function.values()
+        for b in group
+        for o in group
+        if b["errorClass"] == "NotImplementedError"
+        and not b["matchPattern"]
+        and b["errorMessage"].startswith("(a ")
+        and o["errorClass"] == "ValueError"
+        and "." not in o["site"]["function"]
+    )
+    function = other["site"]["function"]
+    paste = (
+        "Traceback (most recent call last):\n"
+        + frame(other["filePath"], other["releases"][-1]["lineNumber"], function)
+        + "    raise NotImplementedError\n"
+        "NotImplementedError\n"
+    )
+    points = match_paste(paste, everything(), None, FrameIndex.load()).raise_points
+    assert bare["id"] in {p.record_id for p in points}
+    assert other["id"] not in {p.record_id for p in points}
+    classes = {r["id"]: r["errorClass"] for r in mined_records()}
+    assert {classes[p.record_id] for p in points} == {"NotImplementedError"}
 
 
 def frame(file: str, line: int, function: str) -> str:
