@@ -1,9 +1,11 @@
 """Messages that JAX's source does not hold: what a compiler that JAX hands a kernel to says
-through JAX's wrappers (``Mosaic failed to compile TPU kernel: …``, XLA's TPU errors).
+through JAX's wrappers (``Mosaic failed to compile TPU kernel: …``, XLA's TPU errors), and
+what MLIR's verifier says of the IR Pallas built (``MLIRError: Verification failed:``).
 
 errata mines JAX's Python and the open C++ of Mosaic (``jaxlib/mosaic``). The TPU
 compiler that runs after them ships only in libtpu, as a binary: its messages can be named
-as its own, but not pinned to a line of source.
+as its own, but not pinned to a line of source. MLIR's own ops (``vector.shape_cast``,
+``arith.cmpi``) are checked by upstream MLIR's verifiers, which are not JAX's source either.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class CompilerMessage:
     line: int  # the 1-based line of the paste where the wrapper stands
+    message_line: int  # and where the message does: the same, or one below it
     compiler: str
     message: str  # what the compiler said, after the wrapper
     why: str  # why JAX's source does not hold it, which holds where no record matches it
@@ -37,21 +40,84 @@ _WRAPPERS = {
 _SAID = re.compile(
     "(?P<wrapper>" + "|".join(map(re.escape, _WRAPPERS)) + r")[:.]?[ \t]*(?P<message>[^\n]*)"
 )
-_QUOTE_CLOSING = "`'\" "
+_QUOTES = "`'\""
+# MLIR's verifier, as the bindings raise it (``MLIRError: Verification failed:``) and as
+# Pallas re-raises it (``VerificationError``), then its diagnostic on a line that follows:
+# ``error: loc(…): 'vector.shape_cast' op operand #0 must be vector …``.
+_VERIFIER = re.compile(
+    r"MLIRError: Verification failed:|Pallas encountered an internal verification error"
+)
+_OP_DIAGNOSTIC = re.compile(r"'(?P<op>[a-z_]\w*\.[\w.]+)' op (?P<said>[^\n]+)")
+MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
+# Dialects whose ops Mosaic defines in jaxlib/mosaic, whose verifiers errata mined.
+MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
 
 
 def compiler_messages(text: str) -> list[CompilerMessage]:
-    """Each message the paste shows from a compiler JAX wraps, in order. A message on the
-    line after its wrapper (``…TPU kernel:`` then the message) is read from there."""
+    """Each message the paste shows from a compiler JAX wraps or from MLIR's verifier, in
+    paste order."""
+    return sorted([*_wrapped(text), *_verified(text)], key=lambda said: said.line)
+
+
+def _wrapped(text: str) -> list[CompilerMessage]:
+    """What follows a compiler's wrapper. A message on the line after its wrapper (``…TPU
+    kernel:`` then the message) is read from there."""
     if not any(wrapper in text for wrapper in _WRAPPERS):
         return []
     found = []
     for said in _SAID.finditer(text):
-        message = said["message"].rstrip(_QUOTE_CLOSING)
-        if not message:
-            following = text[said.end() :].lstrip("\n").partition("\n")[0]
-            message = following.strip().rstrip(_QUOTE_CLOSING)
-        compiler, why = _WRAPPERS[said["wrapper"]]
         line = text.count("\n", 0, said.start()) + 1
-        found.append(CompilerMessage(line, compiler, message, why))
+        message, message_line = _unquoted(said["message"]), line
+        if not message:
+            rest = text[said.end() :]
+            following = rest.lstrip("\n")
+            message_line += len(rest) - len(following)
+            message = _unquoted(following.partition("\n")[0].strip())
+        compiler, why = _WRAPPERS[said["wrapper"]]
+        found.append(CompilerMessage(line, message_line, compiler, message, why))
     return found
+
+
+def _verified(text: str) -> list[CompilerMessage]:
+    """The diagnostic MLIR's verifier gave after its words, within a few lines."""
+    if "Verification failed" not in text and "internal verification error" not in text:
+        return []
+    found = []
+    for said in _VERIFIER.finditer(text):
+        limit = said.end()  # the end of the verifier's line, then of each line after it
+        for _ in range(MAX_DIAGNOSTIC_LINES + 1):
+            limit = text.find("\n", limit + 1)
+            if limit == -1:
+                limit = len(text)
+                break
+        diagnostic = _OP_DIAGNOSTIC.search(text, said.end(), limit)
+        if diagnostic is None:
+            continue
+        op = diagnostic["op"]
+        dialect = op.split(".", 1)[0]
+        if dialect in MOSAIC_DIALECTS:
+            why = (
+                f"'{op}' is an op of Mosaic's own {dialect} dialect, whose verifier errata "
+                "mined from jaxlib/mosaic, but no mined release says this"
+            )
+        else:
+            why = (
+                f"'{op}' is upstream MLIR's ({dialect} dialect), checked by MLIR's own "
+                "verifier, which is not JAX's source: Pallas lowered the kernel to IR that MLIR "
+                "rejects, an operand or shape Pallas took without a check of its own (worth a "
+                "JAX issue, with the kernel)"
+            )
+        message = _unquoted(f"'{op}' op {diagnostic['said'].strip()}")
+        line = text.count("\n", 0, said.start()) + 1
+        message_line = line + text.count("\n", said.start(), diagnostic.start())
+        found.append(CompilerMessage(line, message_line, "MLIR's verifier", message, why))
+    return found
+
+
+def _unquoted(message: str) -> str:
+    """The message without the quote that closed the span it was quoted in (`` `…` ``),
+    keeping a closing quote of its own (``failed to legalize operation 'tpu.gather'``)."""
+    message = message.rstrip()
+    while message and message[-1] in _QUOTES and message.count(message[-1]) % 2:
+        message = message[:-1].rstrip()
+    return message

@@ -216,8 +216,9 @@ class MatchResponse(BaseModel):
     compilerMessages: list[CompilerMessageOut] = Field(
         default_factory=list,
         description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
-        "…`) where no match or memory report explains it: a closed compiler's message, "
-        "which no release of JAX's source holds.",
+        "…`), or MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`), "
+        "where no match or memory report explains it: a message no release of JAX's source "
+        "holds.",
     )
 
 
@@ -434,15 +435,15 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
 def _unexplained(
     text: str, matches: list[MatchOut], memory: list[MemoryOut]
 ) -> list[CompilerMessageOut]:
-    """The compilers' messages that no match or memory report stands on (or on the line
-    after a wrapper, where its message may be)."""
+    """The compilers' messages that no match or memory report stands on, on the wrapper's
+    line or the message's."""
     explained = {m.lineNumber for m in matches} | {m.lineNumber for m in memory}
     return [
         CompilerMessageOut(
             lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
         )
         for said in compiler_messages(text)
-        if not explained & {said.line, said.line + 1}
+        if not explained & {said.line, said.message_line}
     ]
 
 

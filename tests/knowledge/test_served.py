@@ -196,6 +196,34 @@ def test_a_tpu_compilers_own_message_is_named_as_libtpus(client: httpx.Client) -
     assert answer["compilerMessages"] == []
 
 
+def test_mlirs_verifier_is_named_where_no_record_says_its_message(client: httpx.Client) -> None:
+    """jax#23884: the verifier rejected an upstream MLIR op, which no release of JAX holds;
+    an op of Mosaic GPU's own dialect (jax#38987's form) is a mined site's and matches."""
+    verifier = "jaxlib.mlir._mlir_libs._site_initialize.<locals>.MLIRError: Verification failed:\n"
+    upstream = verifier + (
+        "error: loc(unknown): 'vector.shape_cast' op operand #0 must be vector of any type "
+        "values, but got 'i32'\n"
+    )
+    answer = client.post("/api/match", json={"text": upstream}).json()
+    assert answer["matches"] == []
+    [said] = answer["compilerMessages"]
+    assert (said["lineNumber"], said["compiler"]) == (1, "MLIR's verifier")
+    assert said["message"].startswith("'vector.shape_cast' op operand #0")
+    markdown = {"Accept": "text/markdown"}
+    text = client.post("/api/match", json={"text": upstream}, headers=markdown).text
+    assert "Said by MLIR's verifier, not by JAX's source" in text
+    # As Pallas re-raises it, the diagnostic two lines below the verifier's words.
+    mosaic = (
+        "Pallas encountered an internal verification error. Please file a bug at\n"
+        "https://github.com/jax-ml/jax/issues. Error details:\n"
+        "'mosaic_gpu.tmem_alloc' op The number of allocated columns must be less than or "
+        "equal to 512 but got: 1024\n"
+    )
+    answer = client.post("/api/match", json={"text": mosaic}).json()
+    assert answer["matches"][0]["source"]["filePath"] == "jaxlib/mosaic/dialect/gpu/mosaic_gpu.cc"
+    assert answer["compilerMessages"] == []
+
+
 def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     client: httpx.Client,
 ) -> None:

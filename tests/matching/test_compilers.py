@@ -50,8 +50,72 @@ def test_a_compilers_message_is_read_from_behind_jaxs_wrapper(
 ) -> None:
     [said] = compiler_messages(paste)
     assert (said.line, said.compiler, said.message) == (line, compiler, message)
+    assert said.message_line == line + paste.split("\n")[line - 1].endswith(":")
     assert "libtpu" in said.why
 
 
 def test_a_paste_without_a_wrapper_has_no_compilers_message() -> None:
     assert compiler_messages("ValueError: Target does not support this comparison") == []
+
+
+VERIFIED = [
+    # jax#23884: the bindings' MLIRError, its diagnostic on the next line after a location
+    (
+        "jaxlib.mlir._mlir_libs._site_initialize.<locals>.MLIRError: Verification failed:\n"
+        'error: "/swap"(callsite("kernel"("/home/ayx/4.py":12:4) at "<module>"'
+        "(\"/home/ayx/4.py\":21:4))): 'vector.shape_cast' op operand #0 must be vector of any "
+        "type values, but got 'i32'\n"
+        ' note: "/swap"(callsite("kernel"("/home/ayx/4.py":12:4))): see current operation: '
+        '%4 = "vector.shape_cast"(%0) : (i32) -> vector<1xi32>\n',
+        (1, 2),
+        "'vector.shape_cast' op operand #0 must be vector of any type values, but got 'i32'",
+        "upstream MLIR's (vector dialect)",
+    ),
+    # jax#38987: Pallas's VerificationError, the details two lines on, cut by the log
+    (
+        "```\nPallas encountered an internal verification error. Please file a bug at\n"
+        "https://github.com/jax-ml/jax/issues. Error details:\n"
+        "'vector.extract_strided_slice' op expected strides to b[e ...]\n```",
+        (2, 4),
+        "'vector.extract_strided_slice' op expected strides to b[e ...]",
+        "upstream MLIR's (vector dialect)",
+    ),
+    # an op of Mosaic's own dialect, in a wording no mined release has
+    (
+        "MLIRError: Verification failed:\nerror: loc(unknown): 'tpu.matmul' op lhs and rhs "
+        "disagree\n",
+        (1, 2),
+        "'tpu.matmul' op lhs and rhs disagree",
+        "Mosaic's own tpu dialect",
+    ),
+]
+
+
+@pytest.mark.parametrize(("paste", "lines", "message", "why"), VERIFIED)
+def test_mlirs_verifier_is_named_by_the_op_it_rejected(
+    paste: str, lines: tuple[int, int], message: str, why: str
+) -> None:
+    """Each at the line of the verifier's words and at the line of its diagnostic."""
+    [said] = compiler_messages(paste)
+    assert (said.line, said.message_line) == lines
+    assert (said.compiler, said.message) == ("MLIR's verifier", message)
+    assert why in said.why
+
+
+def test_the_verifiers_words_without_an_op_diagnostic_near_them_are_no_message() -> None:
+    """A sentence saying verification failed, and a diagnostic too far below the words to
+    be theirs."""
+    assert compiler_messages("Verification failed: the checksum did not match") == []
+    far = "MLIRError: Verification failed:\n" + "x\n" * 5 + "'vector.load' op bad\n"
+    assert compiler_messages(far) == []
+    near = "MLIRError: Verification failed:\n" + "x\n" * 3 + "'vector.load' op bad\n"
+    assert [said.message for said in compiler_messages(near)] == ["'vector.load' op bad"]
+
+
+def test_a_messages_own_closing_quote_is_kept_and_a_spans_is_not() -> None:
+    """jax#29092: the op's name ends in a quote of its own; pytorch/xla#8797's inline code
+    closes with a backtick that is not the message's."""
+    own = "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: failed to legalize "
+    own += "operation 'tpu.gather'"
+    assert compiler_messages(own)[0].message == "failed to legalize operation 'tpu.gather'"
+    assert compiler_messages(f"`{own}`")[0].message.endswith("'tpu.gather'")
