@@ -1,6 +1,7 @@
 """Messages that JAX's source does not hold: what a compiler that JAX hands a kernel to says
-through JAX's wrappers (``Mosaic failed to compile TPU kernel: …``, XLA's TPU errors), and
-what MLIR's verifier says of the IR Pallas built (``MLIRError: Verification failed:``).
+through JAX's wrappers (``Mosaic failed to compile TPU kernel: …``, XLA's TPU errors and
+failed internal checks), and what MLIR's verifier says of the IR Pallas built
+(``MLIRError: Verification failed:``).
 
 errata mines JAX's Python and the open C++ of Mosaic (``jaxlib/mosaic``). The TPU
 compiler that runs after them ships only in libtpu, as a binary: its messages can be named
@@ -40,6 +41,11 @@ _WRAPPERS = {
 _SAID = re.compile(
     "(?P<wrapper>" + "|".join(map(re.escape, _WRAPPERS)) + r")[:.]?[ \t]*(?P<message>[^\n]*)"
 )
+# XLA's internal checks, as its status macros print them: ``INTERNAL: RET_CHECK failure
+# (external/xla/xla/service/gpu/ir_emitter_unnested.cc:1388) triton_module Failed to …``.
+_RET_CHECK = re.compile(
+    r"RET_CHECK failure \((?:external/xla/)?(?P<where>[\w./-]+:\d+)\)[ \t]*(?P<message>[^\n]*)"
+)
 _QUOTES = "`'\""
 # MLIR's verifier, as the bindings raise it (``MLIRError: Verification failed:``) and as
 # Pallas re-raises it (``VerificationError``), then its diagnostic on a line that follows:
@@ -56,7 +62,7 @@ MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
 def compiler_messages(text: str) -> list[CompilerMessage]:
     """Each message the paste shows from a compiler JAX wraps or from MLIR's verifier, in
     paste order."""
-    return sorted([*_wrapped(text), *_verified(text)], key=lambda said: said.line)
+    return sorted([*_wrapped(text), *_verified(text), *_checked(text)], key=lambda said: said.line)
 
 
 def _wrapped(text: str) -> list[CompilerMessage]:
@@ -111,6 +117,22 @@ def _verified(text: str) -> list[CompilerMessage]:
         line = text.count("\n", 0, said.start()) + 1
         message_line = line + text.count("\n", said.start(), diagnostic.start())
         found.append(CompilerMessage(line, message_line, "MLIR's verifier", message, why))
+    return found
+
+
+def _checked(text: str) -> list[CompilerMessage]:
+    """XLA's failed internal checks, named by the file and line of XLA's C++ that checks."""
+    if "RET_CHECK failure" not in text:
+        return []
+    found = []
+    for said in _RET_CHECK.finditer(text):
+        line = text.count("\n", 0, said.start()) + 1
+        why = (
+            "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and "
+            "its source is not the Python and Mosaic code errata mined"
+        )
+        message = _unquoted(said["message"]) or "RET_CHECK failure"
+        found.append(CompilerMessage(line, line, f"XLA ({said['where']})", message, why))
     return found
 
 

@@ -216,9 +216,9 @@ class MatchResponse(BaseModel):
     compilerMessages: list[CompilerMessageOut] = Field(
         default_factory=list,
         description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
-        "…`), or MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`), "
-        "where no match or memory report explains it: a message no release of JAX's source "
-        "holds.",
+        "…`), MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`) or "
+        "a failed internal check of XLA's (`RET_CHECK failure (…)`), where no match or memory "
+        "report explains it: a message no release of JAX's source holds.",
     )
 
 

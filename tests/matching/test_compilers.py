@@ -119,3 +119,20 @@ def test_a_messages_own_closing_quote_is_kept_and_a_spans_is_not() -> None:
     own += "operation 'tpu.gather'"
     assert compiler_messages(own)[0].message == "failed to legalize operation 'tpu.gather'"
     assert compiler_messages(f"`{own}`")[0].message.endswith("'tpu.gather'")
+
+
+def test_a_failed_check_of_xlas_is_named_by_its_file_and_line() -> None:
+    """jax#25212: a Triton module XLA's GPU compiler could not parse, in an absl log line;
+    a sentence about a RET_CHECK names no file and is none."""
+    paste = (
+        '[ RUN      ] CompatTest.test_triton_add_one\nloc("-":0:0): error: expected '
+        "mlir::arith::DenormalModeAttr, but got: #arith.fastmath<none>\n"
+        "2024-12-02 10:44:12.371269: E external/xla/xla/status_macros.cc:55] INTERNAL: "
+        "RET_CHECK failure (external/xla/xla/service/gpu/ir_emitter_unnested.cc:1388) "
+        "triton_module Failed to parse Triton module: MLIR\n"
+    )
+    [said] = compiler_messages(paste)
+    assert (said.line, said.compiler) == (3, "XLA (xla/service/gpu/ir_emitter_unnested.cc:1388)")
+    assert said.message == "triton_module Failed to parse Triton module: MLIR"
+    assert "XLA's C++" in said.why
+    assert compiler_messages("the RET_CHECK failure went away on 0.4.36") == []
