@@ -18,7 +18,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class CompilerMessage:
     line: int  # the 1-based line of the paste where the wrapper stands
-    message_line: int  # and where the message does: the same, or one below it
+    message_line: int  # where the message itself stands: the wrapper's line or one after it
     compiler: str
     message: str  # what the compiler said, after the wrapper
     why: str  # why JAX's source does not hold it, which holds where no record matches it
@@ -60,8 +60,8 @@ MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
 
 
 def compiler_messages(text: str) -> list[CompilerMessage]:
-    """Each message the paste shows from a compiler JAX wraps or from MLIR's verifier, in
-    paste order."""
+    """Each message the paste shows from a compiler JAX wraps, from MLIR's verifier or from
+    XLA's internal checks, in paste order."""
     return sorted([*_wrapped(text), *_verified(text), *_checked(text)], key=lambda said: said.line)
 
 

@@ -670,9 +670,7 @@ def _shows_guard(condition: str, source: str) -> bool:
         return False
     try:
         return ast.unparse(ast.parse(found["guard"], mode="eval").body) == condition
-    except SyntaxError:
-        return False
-    except _TOO_DEEP:
+    except (SyntaxError, *_TOO_DEEP):
         return False
 
 
