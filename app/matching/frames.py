@@ -372,6 +372,8 @@ class FrameIndex:
         ranked: list[tuple[int, int, int, str | None]] = []
         fallback: list[tuple[int, int, int, str | None]] = []
         raised = _RAISED.match(source)
+        raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
+        guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
         # A frame whose function is not printed is known by the sites on its line.
         if frame.function:
             candidates = self._function_sites.get((frame.file, frame.function), [])
@@ -383,10 +385,10 @@ class FrameIndex:
             shown = None
             if site.kind == "assert" and _same_condition(site.condition, source):
                 shown = "the frame's source line is this assert's condition"
-            elif site.kind == "raise" and _shows_guard(site.condition, source):
-                shown = f"the frame's source line is this raise, under `if {site.condition}:`"
+            elif site.kind == "raise" and guard is not None and site.condition == guard:
+                shown = f"the frame's source line is this raise, under `if {guard}:`"
             mask = on_line.get(number, 0)
-            if raised is not None and raised["cls"].rsplit(".", 1)[-1] != site.error_class:
+            if raised_class is not None and raised_class != site.error_class:
                 mask = 0  # the line raises another class: the frame is of another release
             rank = 2 * bool(mask) + 2 * bool(shown) + same_class
             if mask or shown:
@@ -662,16 +664,15 @@ def _same_condition(condition: str, source: str) -> bool:
     return len(printed) >= MIN_CONDITION and wanted.startswith(printed)
 
 
-def _shows_guard(condition: str, source: str) -> bool:
-    """Whether ``source`` is a one-line ``if <condition>: raise …`` of this guard (as the
-    miner unparses it)."""
-    found = _RAISED.match(source)
-    if not condition or found is None or not found["guard"] or len(source) > MAX_STATEMENT_CHARS:
-        return False
+def _unparsed(expression: str) -> str | None:
+    """A guard as a frame's source line prints it (``if num_extensive: raise …``), as the
+    miner unparses conditions; ``None`` where it does not parse."""
+    if len(expression) > MAX_STATEMENT_CHARS:
+        return None
     try:
-        return ast.unparse(ast.parse(found["guard"], mode="eval").body) == condition
+        return ast.unparse(ast.parse(expression, mode="eval").body)
     except (SyntaxError, *_TOO_DEEP):
-        return False
+        return None
 
 
 def _release_of(version: str) -> str | None:
