@@ -46,6 +46,31 @@ _SAID = re.compile(
 _RET_CHECK = re.compile(
     r"RET_CHECK failure \((?:external/xla/)?(?P<where>[\w./-]+:\d+)\)[ \t]*(?P<message>[^\n]*)"
 )
+# Messages a compiler or runtime under JAX prints whole, with no wrapper of JAX's around
+# them: each names itself. (Reports that give their figures are memory reports instead.)
+_REPORTED = (
+    (
+        re.compile(r"Ran out of memory in memory space (?:vmem|smem|sflag|semaphore)\b[^\n]*"),
+        "libtpu (XLA's TPU compiler)",
+        "the TPU compiler's report of a kernel over an on-chip memory, here without the "
+        "figures; it ships in libtpu, not in JAX's source. Shrink the block shapes (Pallas "
+        "double-buffers every input and output block) or raise the scoped limit with "
+        "pltpu.CompilerParams(vmem_limit_bytes=…)",
+    ),
+    (
+        re.compile(r"Shared memory requested exceeds device resources[^\n]*"),
+        "XLA's GPU runtime",
+        "the kernel asked for more shared memory per block than the GPU gives; it is XLA's "
+        "runtime check, not JAX's source. Lower num_stages or shrink the block shapes",
+    ),
+    (
+        re.compile(r"Failed to deserialize the Mosaic module[^\n]*"),
+        "libtpu (Mosaic's TPU compiler)",
+        "libtpu could not read the kernel jaxlib serialized for it, which usually means a "
+        "jaxlib newer than the libtpu installed beside it; it is libtpu's message, not JAX's "
+        "source. Install them together (pip install -U 'jax[tpu]')",
+    ),
+)
 _QUOTES = "`'\""
 # MLIR's verifier, as the bindings raise it (``MLIRError: Verification failed:``) and as
 # Pallas re-raises it (``VerificationError``), then its diagnostic on a line that follows:
@@ -60,9 +85,10 @@ MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
 
 
 def compiler_messages(text: str) -> list[CompilerMessage]:
-    """Each message the paste shows from a compiler JAX wraps, from MLIR's verifier or from
-    XLA's internal checks, in paste order."""
-    return sorted([*_wrapped(text), *_verified(text), *_checked(text)], key=lambda said: said.line)
+    """Each message the paste shows from a compiler JAX wraps, from MLIR's verifier, from
+    XLA's internal checks, or that a compiler or runtime prints whole, in paste order."""
+    said = [*_wrapped(text), *_verified(text), *_checked(text), *_reported(text)]
+    return sorted(said, key=lambda message: message.line)
 
 
 def _wrapped(text: str) -> list[CompilerMessage]:
@@ -133,6 +159,21 @@ def _checked(text: str) -> list[CompilerMessage]:
         )
         message = _unquoted(said["message"]) or "RET_CHECK failure"
         found.append(CompilerMessage(line, line, f"XLA ({said['where']})", message, why))
+    return found
+
+
+def _reported(text: str) -> list[CompilerMessage]:
+    """The messages a compiler or runtime prints whole (``_REPORTED``), the first of each
+    kind (a log repeats them); one behind a wrapper of ``_WRAPPERS`` is that wrapper's
+    message already."""
+    wrapped = {said.message_line for said in _wrapped(text)}
+    found = []
+    for pattern, compiler, why in _REPORTED:
+        for said in pattern.finditer(text):
+            line = text.count("\n", 0, said.start()) + 1
+            if line not in wrapped:
+                found.append(CompilerMessage(line, line, compiler, _unquoted(said[0]), why))
+                break
     return found
 
 

@@ -217,8 +217,10 @@ class MatchResponse(BaseModel):
         default_factory=list,
         description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
         "…`), MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`) or "
-        "a failed internal check of XLA's (`RET_CHECK failure (…)`), where no match or memory "
-        "report explains it: a message no release of JAX's source holds.",
+        "a failed internal check of XLA's (`RET_CHECK failure (…)`), or a message a compiler "
+        "or runtime prints whole (`Ran out of memory in memory space vmem` without figures), "
+        "where no match or memory report explains it: a message no release of JAX's source "
+        "holds.",
     )
 
 

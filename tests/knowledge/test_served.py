@@ -224,6 +224,24 @@ def test_mlirs_verifier_is_named_where_no_record_says_its_message(client: httpx.
     assert answer["compilerMessages"] == []
 
 
+def test_a_memory_report_with_its_figures_is_read_and_without_them_is_named(
+    client: httpx.Client,
+) -> None:
+    """vllm-project/tpu-inference#2803 gives the figures: a memory report, nothing more;
+    #508 does not: the compiler's message, with what to do."""
+    error = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem"
+    figures = client.post(
+        "/api/match", json={"text": error + ". Used 76.58M of 64.00M vmem. Exceeded vmem capacity"}
+    ).json()
+    assert [m["memory"] for m in figures["memory"]] == ["VMEM"]
+    assert figures["compilerMessages"] == []
+    bare = client.post("/api/match", json={"text": error}).json()
+    assert bare["memory"] == []
+    [said] = bare["compilerMessages"]
+    assert said["message"] == "Ran out of memory in memory space vmem"
+    assert "vmem_limit_bytes" in said["why"]
+
+
 def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     client: httpx.Client,
 ) -> None:

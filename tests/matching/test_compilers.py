@@ -136,3 +136,56 @@ def test_a_failed_check_of_xlas_is_named_by_its_file_and_line() -> None:
     assert said.message == "triton_module Failed to parse Triton module: MLIR"
     assert "XLA's C++" in said.why
     assert compiler_messages("the RET_CHECK failure went away on 0.4.36") == []
+
+
+REPORTED = [
+    # vllm-project/tpu-inference#508: a VMEM report without its figures
+    (
+        "```\njaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory "
+        "space vmem \n```",
+        2,
+        "libtpu (XLA's TPU compiler)",
+        "Ran out of memory in memory space vmem",
+        "vmem_limit_bytes",
+    ),
+    # google-deepmind/weathernext#132: jaxlib and libtpu that do not go together
+    (
+        "`XlaRuntimeError: INTERNAL: Failed to deserialize the Mosaic module`",
+        1,
+        "libtpu (Mosaic's TPU compiler)",
+        "Failed to deserialize the Mosaic module",
+        "pip install -U 'jax[tpu]'",
+    ),
+    # jax-ml/jax-triton#225: XLA's runtime, the same error logged again and again
+    (
+        "2023-08-28 03:06:51.319566: W external/xla/xla/service/gpu/runtime/support.cc:58] "
+        "Intercepted XLA runtime error:\nINTERNAL: Shared memory requested exceeds device "
+        "resources.\nINTERNAL: Failed to execute XLA Runtime executable: run time error: "
+        "custom call 'xla.gpu.custom_call' failed: Shared memory requested exceeds device "
+        "resources.; current tracing scope: custom-call.371\n",
+        2,
+        "XLA's GPU runtime",
+        "Shared memory requested exceeds device resources.",
+        "num_stages",
+    ),
+]
+
+
+@pytest.mark.parametrize(("paste", "line", "compiler", "message", "advice"), REPORTED)
+def test_a_message_a_compiler_prints_whole_names_itself_once(
+    paste: str, line: int, compiler: str, message: str, advice: str
+) -> None:
+    [said] = compiler_messages(paste)
+    assert (said.line, said.compiler, said.message) == (line, compiler, message)
+    assert advice in said.why
+
+
+def test_a_whole_message_behind_a_wrapper_is_the_wrappers_alone() -> None:
+    """vllm#8318: XLA's TPU wrapper holds the report; it is not listed twice."""
+    paste = (
+        "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent "
+        "error. Ran out of memory in memory space smem. Used 1.00M of 1.00M smem."
+    )
+    [said] = compiler_messages(paste)
+    assert said.compiler == "libtpu (XLA's TPU compiler)"
+    assert said.message.startswith("Ran out of memory in memory space smem.")
