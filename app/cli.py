@@ -333,7 +333,8 @@ def _print_matches(answer: MatchResponse) -> None:
             out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
             if point.sourceUrl:
                 out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
-        for similar in answer.suggestions:
+        for similar in [] if answer.compilerMessages else answer.suggestions:
+            # what a compiler said is the answer; the closest records would be a guess
             out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
             out.print(Text(similar.errorMessage))
         return

@@ -115,6 +115,23 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
     assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
 
 
+def test_match_names_a_compilers_own_message_instead_of_the_closest_records(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    """jax#30104, as the pages and bots answer it: libtpu said it, no record is near."""
+    paste = tmp_path / "libtpu.txt"
+    paste.write_text(
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not "
+        "support this comparison\n"
+    )
+    said = errata("match", str(paste))
+    assert said.returncode == 1
+    assert (
+        "  said by libtpu (Mosaic's TPU compiler), line 1: Target does not support" in said.stdout
+    )
+    assert "similar:" not in said.stdout
+
+
 @pytest.mark.parametrize(
     ("version", "words"), [("banana", "cannot read"), ("0.4.38", "not modelled")]
 )
