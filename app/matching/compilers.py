@@ -50,12 +50,20 @@ _RET_CHECK = re.compile(
 # them: each names itself. (Reports that give their figures are memory reports instead.)
 _REPORTED = (
     (
-        re.compile(r"Ran out of memory in memory space (?:vmem|smem|sflag|semaphore)\b[^\n]*"),
+        re.compile(r"Ran out of memory in memory space vmem\b[^\n]*"),
         "libtpu (XLA's TPU compiler)",
-        "the TPU compiler's report of a kernel over an on-chip memory, here without the "
-        "figures; it ships in libtpu, not in JAX's source. Shrink the block shapes (Pallas "
-        "double-buffers every input and output block) or raise the scoped limit with "
+        "the TPU compiler's report of a kernel over its VMEM, here without the figures; it "
+        "ships in libtpu, not in JAX's source. Shrink the block shapes (Pallas double-buffers "
+        "every input and output block) or raise the scoped limit with "
         "pltpu.CompilerParams(vmem_limit_bytes=…)",
+    ),
+    (
+        re.compile(r"Ran out of memory in memory space smem\b[^\n]*"),
+        "libtpu (XLA's TPU compiler)",
+        "the TPU compiler's report of a kernel over its SMEM, the small scalar memory; it ships "
+        "in libtpu, not in JAX's source. Scalar-prefetch operands (PrefetchScalarGridSpec), blocks "
+        "in pltpu.SMEM and SMEM scratch are held there whole: keep large tables in VMEM or HBM "
+        "(pl.ANY) instead",
     ),
     (
         re.compile(r"Shared memory requested exceeds device resources[^\n]*"),

@@ -148,6 +148,14 @@ REPORTED = [
         "Ran out of memory in memory space vmem",
         "vmem_limit_bytes",
     ),
+    # vllm#8318's SMEM report, its wrapper and figures cut off: SMEM's own advice
+    (
+        "RESOURCE_EXHAUSTED: Ran out of memory in memory space smem",
+        1,
+        "libtpu (XLA's TPU compiler)",
+        "Ran out of memory in memory space smem",
+        "Scalar-prefetch operands",
+    ),
     # google-deepmind/weathernext#132: jaxlib and libtpu that do not go together
     (
         "`XlaRuntimeError: INTERNAL: Failed to deserialize the Mosaic module`",
