@@ -114,6 +114,10 @@ def _wrapped(text: str) -> list[CompilerMessage]:
             message_line += len(rest) - len(following)
             message = _unquoted(following.partition("\n")[0].strip())
         compiler, why = _WRAPPERS[said["wrapper"]]
+        # a message that names itself says more than its wrapper (what to do)
+        compiler, why = next(
+            ((c, w) for pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
+        )
         found.append(CompilerMessage(line, message_line, compiler, message, why))
     return found
 

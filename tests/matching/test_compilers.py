@@ -189,7 +189,8 @@ def test_a_message_a_compiler_prints_whole_names_itself_once(
 
 
 def test_a_whole_message_behind_a_wrapper_is_the_wrappers_alone() -> None:
-    """vllm#8318: XLA's TPU wrapper holds the report; it is not listed twice."""
+    """vllm#8318: XLA's TPU wrapper holds the report; it is listed once, with what the
+    report says to do."""
     paste = (
         "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent "
         "error. Ran out of memory in memory space smem. Used 1.00M of 1.00M smem."
@@ -197,3 +198,4 @@ def test_a_whole_message_behind_a_wrapper_is_the_wrappers_alone() -> None:
     [said] = compiler_messages(paste)
     assert said.compiler == "libtpu (XLA's TPU compiler)"
     assert said.message.startswith("Ran out of memory in memory space smem.")
+    assert "Scalar-prefetch operands" in said.why  # what the message says of itself
