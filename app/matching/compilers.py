@@ -79,6 +79,10 @@ _REPORTED = (
         "source. Install them together (pip install -U 'jax[tpu]')",
     ),
 )
+_RET_CHECK_WHY = (
+    "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and its "
+    "source is not the Python and Mosaic code errata mined"
+)
 _QUOTES = "`'\""
 # MLIR's verifier, as the bindings raise it (``MLIRError: Verification failed:``) and as
 # Pallas re-raises it (``VerificationError``), then its diagnostic on a line that follows:
@@ -95,7 +99,9 @@ MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
 def compiler_messages(text: str) -> list[CompilerMessage]:
     """Each message the paste shows from a compiler JAX wraps, from MLIR's verifier, from
     XLA's internal checks, or that a compiler or runtime prints whole, in paste order."""
-    said = [*_wrapped(text), *_verified(text), *_checked(text), *_reported(text)]
+    wrapped = _wrapped(text)
+    behind = {said.message_line for said in wrapped}
+    said = [*wrapped, *_verified(text), *_checked(text), *_reported(text, behind)]
     return sorted(said, key=lambda message: message.line)
 
 
@@ -165,25 +171,21 @@ def _checked(text: str) -> list[CompilerMessage]:
     found = []
     for said in _RET_CHECK.finditer(text):
         line = text.count("\n", 0, said.start()) + 1
-        why = (
-            "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and "
-            "its source is not the Python and Mosaic code errata mined"
-        )
         message = _unquoted(said["message"]) or "RET_CHECK failure"
-        found.append(CompilerMessage(line, line, f"XLA ({said['where']})", message, why))
+        where = f"XLA ({said['where']})"
+        found.append(CompilerMessage(line, line, where, message, _RET_CHECK_WHY))
     return found
 
 
-def _reported(text: str) -> list[CompilerMessage]:
+def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
     """The messages a compiler or runtime prints whole (``_REPORTED``), the first of each
-    kind (a log repeats them); one behind a wrapper of ``_WRAPPERS`` is that wrapper's
-    message already."""
-    wrapped = {said.message_line for said in _wrapped(text)}
+    kind (a log repeats them); one on a line of ``behind_wrappers`` is a wrapper's message
+    already."""
     found = []
     for pattern, compiler, why in _REPORTED:
         for said in pattern.finditer(text):
             line = text.count("\n", 0, said.start()) + 1
-            if line not in wrapped:
+            if line not in behind_wrappers:
                 found.append(CompilerMessage(line, line, compiler, _unquoted(said[0]), why))
                 break
     return found
