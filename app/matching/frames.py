@@ -373,6 +373,8 @@ class FrameIndex:
         fallback: list[tuple[int, int, int, str | None]] = []
         raised = _RAISED.match(source)
         raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
+        if raised_class is not None and not raised_class.lstrip("_")[:1].isupper():
+            raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
         guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
         # A frame whose function is not printed is known by the sites on its line.
         if frame.function:

@@ -175,6 +175,34 @@ def test_a_site_raising_another_class_than_the_frame_shows_is_not_on_its_line() 
     assert {classes[p.record_id] for p in points} == {"NotImplementedError"}
 
 
+def test_a_raise_through_a_helper_is_not_taken_for_another_class() -> None:
+    """``raise _unsupported_lowering_error("gpu")`` raises the ``ValueError`` its helper
+    builds: the name on the line is no class to hold against the site's."""
+
+    def statement(record: dict[str, Any]) -> str:
+        lines = record["sourceCode"].split("\n")
+        return lines[record["lineNumber"] - record["sourceCodeStart"]].strip()
+
+    site = next(
+        r
+        for r in mined_records()
+        if r["site"]["kind"] == "raise"
+        and r["errorClass"][:1].isupper()
+        and re.match(r"raise _[a-z]\w*\(", statement(r))
+        and r["releases"][-1]["release"] == "0.10.2"
+    )
+    function = site["site"]["function"].rsplit(".", 1)[-1]
+    paste = (
+        "Traceback (most recent call last):\n"
+        + frame(site["filePath"], site["lineNumber"], function)
+        + f"    {statement(site)}\n"
+        + f"{site['errorClass']}: whatever it said\n"
+    )
+    points = match_paste(paste, everything(), None, FrameIndex.load()).raise_points
+    assert points[0].record_id == site["id"]
+    assert "0.10.2" in points[0].releases
+
+
 def frame(file: str, line: int, function: str) -> str:
     return f'  File "/usr/lib/python3.11/site-packages/{file}", line {line}, in {function}\n'
 
