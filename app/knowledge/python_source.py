@@ -227,7 +227,13 @@ def _bare_class(exception: ast.expr | None) -> str | None:
     if exception is None or isinstance(exception, ast.Call):
         return None
     name = _class_name(exception)
-    return name if name is not None and name.lstrip("_")[:1].isupper() else None
+    return name if name is not None and spelled_as_class(name) else None
+
+
+def spelled_as_class(name: str) -> bool:
+    """Whether a raised name is spelled as a class (``NotImplementedError``), not as a
+    caught exception (``e``) or a helper building one (``_unsupported``)."""
+    return name.lstrip("_")[:1].isupper()
 
 
 def _class_name(func: ast.expr) -> str | None:

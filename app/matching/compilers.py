@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class CompilerMessage:
-    line: int  # the 1-based line of the paste where the wrapper stands
-    message_line: int  # where the message itself stands: the wrapper's line or one after it
+    line: int  # the 1-based line of the paste where the compiler's words stand
+    message_line: int  # where the message itself stands: that line or a few after it
     compiler: str
     message: str  # what the compiler said, after the wrapper
     why: str  # why JAX's source does not hold it, which holds where no record matches it
@@ -48,8 +48,11 @@ _RET_CHECK = re.compile(
 )
 # Messages a compiler or runtime under JAX prints whole, with no wrapper of JAX's around
 # them: each names itself. (Reports that give their figures are memory reports instead.)
+# Each with the words it needs, looked for first: a search of a 20 KB paste by ``in`` takes
+# a fifth of the time of the pattern's.
 _REPORTED = (
     (
+        "Ran out of memory in memory space",
         re.compile(r"Ran out of memory in memory space vmem\b[^\n]*"),
         "libtpu (XLA's TPU compiler)",
         "the TPU compiler's report of a kernel over its VMEM, here without the figures; it "
@@ -58,6 +61,7 @@ _REPORTED = (
         "pltpu.CompilerParams(vmem_limit_bytes=…)",
     ),
     (
+        "Ran out of memory in memory space",
         re.compile(r"Ran out of memory in memory space smem\b[^\n]*"),
         "libtpu (XLA's TPU compiler)",
         "the TPU compiler's report of a kernel over its SMEM, the small scalar memory; it ships "
@@ -66,12 +70,14 @@ _REPORTED = (
         "(pl.ANY) instead",
     ),
     (
+        "Shared memory requested exceeds",
         re.compile(r"Shared memory requested exceeds device resources[^\n]*"),
         "XLA's GPU runtime",
         "the kernel asked for more shared memory per block than the GPU gives; it is XLA's "
         "runtime check, not JAX's source. Lower num_stages or shrink the block shapes",
     ),
     (
+        "Failed to deserialize the Mosaic module",
         re.compile(r"Failed to deserialize the Mosaic module[^\n]*"),
         "libtpu (Mosaic's TPU compiler)",
         "libtpu could not read the kernel jaxlib serialized for it, which usually means a "
@@ -112,7 +118,7 @@ def _wrapped(text: str) -> list[CompilerMessage]:
         return []
     found = []
     for said in _SAID.finditer(text):
-        line = text.count("\n", 0, said.start()) + 1
+        line = _line_of(text, said.start())
         message, message_line = _unquoted(said["message"]), line
         if not message:
             rest = text[said.end() :]
@@ -122,7 +128,7 @@ def _wrapped(text: str) -> list[CompilerMessage]:
         compiler, why = _WRAPPERS[said["wrapper"]]
         # a message that names itself says more than its wrapper (what to do)
         compiler, why = next(
-            ((c, w) for pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
+            ((c, w) for _, pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
         )
         found.append(CompilerMessage(line, message_line, compiler, message, why))
     return found
@@ -130,7 +136,7 @@ def _wrapped(text: str) -> list[CompilerMessage]:
 
 def _verified(text: str) -> list[CompilerMessage]:
     """The diagnostic MLIR's verifier gave after its words, within a few lines."""
-    if "Verification failed" not in text and "internal verification error" not in text:
+    if "erification" not in text:  # "Verification failed", "internal verification error"
         return []
     found = []
     for said in _VERIFIER.finditer(text):
@@ -158,8 +164,8 @@ def _verified(text: str) -> list[CompilerMessage]:
                 "JAX issue, with the kernel)"
             )
         message = _unquoted(f"'{op}' op {diagnostic['said'].strip()}")
-        line = text.count("\n", 0, said.start()) + 1
-        message_line = line + text.count("\n", said.start(), diagnostic.start())
+        line = _line_of(text, said.start())
+        message_line = _line_of(text, diagnostic.start())
         found.append(CompilerMessage(line, message_line, "MLIR's verifier", message, why))
     return found
 
@@ -170,7 +176,7 @@ def _checked(text: str) -> list[CompilerMessage]:
         return []
     found = []
     for said in _RET_CHECK.finditer(text):
-        line = text.count("\n", 0, said.start()) + 1
+        line = _line_of(text, said.start())
         message = _unquoted(said["message"]) or "RET_CHECK failure"
         where = f"XLA ({said['where']})"
         found.append(CompilerMessage(line, line, where, message, _RET_CHECK_WHY))
@@ -182,13 +188,20 @@ def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
     kind (a log repeats them); one on a line of ``behind_wrappers`` is a wrapper's message
     already."""
     found = []
-    for pattern, compiler, why in _REPORTED:
+    for words, pattern, compiler, why in _REPORTED:
+        if words not in text:
+            continue
         for said in pattern.finditer(text):
-            line = text.count("\n", 0, said.start()) + 1
+            line = _line_of(text, said.start())
             if line not in behind_wrappers:
                 found.append(CompilerMessage(line, line, compiler, _unquoted(said[0]), why))
                 break
     return found
+
+
+def _line_of(text: str, position: int) -> int:
+    """The 1-based line of ``text`` that ``position`` stands on."""
+    return text.count("\n", 0, position) + 1
 
 
 def _unquoted(message: str) -> str:

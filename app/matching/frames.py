@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from app.knowledge.python_source import mine_file
+from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, source_url
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
@@ -373,7 +373,7 @@ class FrameIndex:
         fallback: list[tuple[int, int, int, str | None]] = []
         raised = _RAISED.match(source)
         raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
-        if raised_class is not None and not raised_class.lstrip("_")[:1].isupper():
+        if raised_class is not None and not spelled_as_class(raised_class):
             raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
         guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
         # A frame whose function is not printed is known by the sites on its line.
