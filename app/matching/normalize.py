@@ -71,8 +71,9 @@ _HTML_LINE_BREAK = re.compile(
 _HTML_DROPPED = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE)
 _ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _SLACK_LINK = re.compile(r"<((?:https?|mailto|ftp|file)://?[^|<>\s]*)(?:\|([^<>]*))?>")
-# Slack ``*bold*`` and Markdown ``**bold**``, but not ``a * b`` or ``x**2``.
-_BOLD = re.compile(r"(?<![\w*])(\*\*?)(?=\S)([^*\n]*?\S)\1(?![\w*])")
+# Slack ``*bold*`` and Markdown ``**bold**``, opened where a word may start, but not
+# ``a * b``, ``x**2`` or C++'s ``!*(it - 1) || !*(it - 2)`` in an assert's message.
+_BOLD = re.compile(r"(?<![^\s(\[{\"'>|~])(\*\*?)(?=\S)([^*\n]*?\S)\1(?![\w*])")
 # Where every _BOLD match ends; a quick test that lets most code lines skip _BOLD.
 _BOLD_CLOSING = re.compile(r"\*(?![\w*])")
 

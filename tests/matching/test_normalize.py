@@ -37,6 +37,8 @@ def lines(text: str) -> list[str]:
         (">>> prompt stays", ">>> prompt stays"),
         ("*ValueError*: bold and **bold** too", "ValueError: bold and bold too"),
         ("a * b * c and x**2", "a * b * c and x**2"),
+        ("assert failed: !*(it - 1) || !*(it - 2)", "assert failed: !*(it - 1) || !*(it - 2)"),
+        ("(*bold*) and ~*struck*~", "(bold) and ~struck~"),
         ("see <https://example.com/x|the docs>", "see the docs"),
         ("`ValueError: inline code`", "ValueError: inline code"),
         ("```ValueError: fenced on one line```", "ValueError: fenced on one line"),
