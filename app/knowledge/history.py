@@ -1,10 +1,12 @@
 """One error site across releases: linking each release's sites to the sites already known.
 
-A site is the same site in the next release when its file, enclosing function, error class
-and kind persist and its message is the same or reworded (the three wordings of the
-warpgroup-bytes error are one site). Ids are given once, when a site is first seen, and kept:
-linking a new release never changes an id, and a site that disappears keeps its record with
-its last release.
+A site is the same site in the next release (or the one before) when its file, enclosing
+function, error class and kind persist and its message is the same or reworded (the three
+wordings of the warpgroup-bytes error are one site). Ids are given once, when a site is first
+seen, and kept: linking a new release never changes an id, and a site that disappears keeps
+its record with its last release. Releases join at either end: one older than every release
+linked so far is linked backward, to the sites of the oldest, so mining older releases
+changes no id either.
 """
 
 from __future__ import annotations
@@ -57,10 +59,9 @@ class Track:
     source_start: int | None = None
     source_end: int | None = None
     curated: bool = False  # the id is a curated record's: mined facts join it as an annotation
-
-    @property
-    def key(self) -> tuple[str, str | None, str, str]:
-        return _key(self.site)
+    # As found in the oldest release it is in. None for a site read back from a dataset
+    # file, which keeps the newest release's facts only: such sites are linked forward only.
+    first_site: Site | None = None
 
     @property
     def releases(self) -> list[str]:
@@ -69,6 +70,28 @@ class Track:
     @property
     def last_release(self) -> str:
         return self.appearances[-1].release
+
+
+@dataclass(frozen=True)
+class _End:
+    """The end of the linked releases that a release joins: after the newest, or before the
+    oldest (``backward``). Each track is compared at that end: its site, line and release
+    there."""
+
+    backward: bool
+
+    def site(self, track: Track) -> Site:
+        if not self.backward:
+            return track.site
+        if track.first_site is None:
+            raise ValueError(
+                f"site {track.id} was read from a dataset file, which keeps only its newest "
+                "release's facts: link older releases from the sources (mine-releases)"
+            )
+        return track.first_site
+
+    def appearance(self, track: Track) -> Appearance:
+        return track.appearances[0 if self.backward else -1]
 
 
 @dataclass(frozen=True)
@@ -98,42 +121,44 @@ def link_release(
 ) -> None:
     """Add ``release``'s sites to ``tracks`` (by id), in place.
 
-    Sites are paired within their file and function first; a site left over is then taken
-    as moved (to another file or function: ``LaunchContext.async_copy`` became
-    ``_prepare_tma`` and back) when a site of the previous release that did not continue
+    ``release`` is newer than every release linked so far, or older than every one: its
+    sites are then compared with the sites of the neighbouring release, the newest or the
+    oldest. Sites are paired within their file and function first; a site left over is then
+    taken as moved (to another file or function: ``LaunchContext.async_copy`` became
+    ``_prepare_tma`` and back) when a site of the neighbouring release that did not continue
     raised the same class with the same message and condition.
     """
-    previous = _previous_release(tracks, release)
+    neighbour, end = _neighbour(tracks, release)
     by_key: dict[tuple[str, str | None, str, str], list[Track]] = defaultdict(list)
     for track in tracks.values():
-        by_key[track.key].append(track)
+        by_key[_key(end.site(track))].append(track)
     incoming: dict[tuple[str, str | None, str, str], list[Found]] = defaultdict(list)
     for item in found:
         incoming[_key(item.site)].append(item)
     pairs: dict[int, Track] = {}
     for key, items in incoming.items():
         items.sort(key=lambda item: item.site.line)
-        pairs |= _pair(items, by_key.get(key, []), previous)
+        pairs |= _pair(items, by_key.get(key, []), neighbour, end)
     continued = {id(track) for track in pairs.values()}
     orphans = [
         track
         for track in tracks.values()
-        if track.last_release == previous and id(track) not in continued
+        if end.appearance(track).release == neighbour and id(track) not in continued
     ]
     leftovers = [item for items in incoming.values() for item in items if id(item) not in pairs]
-    pairs |= _moved(leftovers, orphans)
+    pairs |= _moved(leftovers, orphans, end)
     for items in incoming.values():
         for item in items:
             track = pairs.get(id(item)) or _new_track(tracks, item, release)
             tracks[track.id] = track
-            _appear(track, item, release, commit)
+            _appear(track, item, release, commit, end)
 
 
-def _moved(items: list[Found], orphans: list[Track]) -> dict[int, Track]:
+def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Track]:
     """Sites that moved: the same class, kind, message and condition, somewhere else."""
     waiting: dict[tuple[str, str, str, str | None], list[Track]] = defaultdict(list)
     for track in orphans:
-        waiting[_moved_key(track.site)].append(track)
+        waiting[_moved_key(end.site(track))].append(track)
     pairs: dict[int, Track] = {}
     for item in sorted(items, key=lambda item: (item.site.file_path, item.site.line)):
         site = item.site
@@ -142,7 +167,10 @@ def _moved(items: list[Found], orphans: list[Track]) -> dict[int, Track]:
             continue
         chosen = min(
             candidates,
-            key=lambda t: (t.site.function != site.function, t.site.file_path != site.file_path),
+            key=lambda t: (
+                end.site(t).function != site.function,
+                end.site(t).file_path != site.file_path,
+            ),
         )
         candidates.remove(chosen)
         pairs[id(item)] = chosen
@@ -154,40 +182,49 @@ def _moved_key(site: Site) -> tuple[str, str, str, str | None]:
     return (site.error_class, site.kind, comparable_text(site), site.condition)
 
 
-def _previous_release(tracks: dict[str, Track], release: str) -> str | None:
-    """The newest release linked so far; releases are linked oldest first."""
+def _neighbour(tracks: dict[str, Track], release: str) -> tuple[str | None, _End]:
+    """The linked release next to ``release`` (None for the first), and the end it joins."""
     known = {r for track in tracks.values() for r in track.releases}
     if not known:
-        return None
+        return None, _End(backward=False)
     newest = max(known, key=release_key)
-    if release_key(release) <= release_key(newest):
-        raise ValueError(f"release {release} is not newer than {newest}, already linked")
-    return newest
+    if release_key(release) > release_key(newest):
+        return newest, _End(backward=False)
+    oldest = min(known, key=release_key)
+    if release_key(release) < release_key(oldest):
+        return oldest, _End(backward=True)
+    raise ValueError(
+        f"release {release} is within {oldest}–{newest}, already linked: "
+        "a release joins after the newest or before the oldest"
+    )
 
 
-def _pair(items: list[Found], candidates: list[Track], previous: str | None) -> dict[int, Track]:
+def _pair(
+    items: list[Found], candidates: list[Track], neighbour: str | None, end: _End
+) -> dict[int, Track]:
     """Each found site to the known site it continues, if any: same message first (the
     nearest line wins among equals), then the most similar rewording."""
     free = list(candidates)
     pairs: dict[int, Track] = {}
 
     def rank(track: Track, item: Found) -> tuple[bool, int]:
-        alive = track.last_release == previous
-        return (not alive, abs(track.appearances[-1].line - item.site.line))
+        there = end.appearance(track)
+        return (there.release != neighbour, abs(there.line - item.site.line))
 
     for item in items:
-        same = [t for t in free if comparable_text(t.site) == comparable_text(item.site)]
+        text = comparable_text(item.site)
+        same = [t for t in free if comparable_text(end.site(t)) == text]
         if same:
             chosen = min(same, key=lambda track: rank(track, item))
             pairs[id(item)] = chosen
             free.remove(chosen)
     scored = sorted(
         (
-            (_similarity(t.site, item.site), t, item)
+            (_similarity(end.site(t), item.site), t, item)
             for item in items
             if id(item) not in pairs
             for t in free
-            if t.last_release == previous
+            if end.appearance(t).release == neighbour
         ),
         key=lambda entry: (-entry[0], entry[2].site.line),
     )
@@ -215,7 +252,16 @@ def _similarity(known: Site, found: Site) -> float:
 def _new_track(tracks: dict[str, Track], item: Found, release: str) -> Track:
     site = item.site
     wording = Wording(site.template, site.pattern, release, release)
-    return Track(site_id(site, tracks), site, [wording], [])
+    return Track(
+        site_id(site, tracks),
+        site,
+        [wording],
+        [],
+        source=item.source,
+        source_start=item.source_start,
+        source_end=item.source_end,
+        first_site=site,
+    )
 
 
 def site_id(site: Site, taken: dict[str, Track]) -> str:
@@ -230,14 +276,24 @@ def site_id(site: Site, taken: dict[str, Track]) -> str:
     raise AssertionError("unreachable: more ordinals than ids")
 
 
-def _appear(track: Track, item: Found, release: str, commit: str | None) -> None:
+def _appear(track: Track, item: Found, release: str, commit: str | None, end: _End) -> None:
     site = item.site
+    appearance = Appearance(release, site.line, commit)
+    if end.backward:  # the newest release's facts still describe the site
+        oldest = track.wordings[0]
+        if site.template != oldest.template:
+            track.wordings.insert(0, Wording(site.template, site.pattern, release, release))
+        else:
+            oldest.first = release
+        track.appearances.insert(0, appearance)
+        track.first_site = site
+        return
     current = track.wordings[-1]
     if site.template != current.template:
         track.wordings.append(Wording(site.template, site.pattern, release, release))
     else:
         current.last = release
-    track.appearances.append(Appearance(release, site.line, commit))
+    track.appearances.append(appearance)
     track.site = site
     track.source, track.source_start, track.source_end = (
         item.source,

@@ -16,7 +16,7 @@ from typing import IO, Any
 from app.knowledge import dataset
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
-from app.knowledge.releases import commit_of, release_commits, release_key
+from app.knowledge.releases import commit_of, linking_order, release_commits, release_key
 from app.knowledge.scope import CPP_SCOPE, PYTHON_SCOPE
 from app.records.importer import expand_paths, read_documents, read_text
 
@@ -61,14 +61,16 @@ def mine_releases(
     releases: Iterable[str] | None = None,
     curated: Iterable[Path] = DEFAULT_CURATED,
 ) -> dict[str, Track]:
-    """Mine each release of the table (``data/jax-releases.json``), oldest first, from a git
-    repository of jax-ml/jax: only the mined paths are taken from each tag's tree. The
-    lowering rules of every release go to ``rules_out``."""
+    """Mine each release of the table (``data/jax-releases.json``) from a git repository of
+    jax-ml/jax, linked in ``linking_order``: only the mined paths are taken from each tag's
+    tree. The lowering rules of every release go to ``rules_out``."""
     table = release_commits()
     wanted = list(releases) if releases is not None else list(table)
     with tempfile.TemporaryDirectory(prefix="errata-mine-") as scratch:
         trees = [(_extract(git_dir, table[r], Path(scratch) / r), r, table[r]) for r in wanted]
-        tracks = dataset.build(trees, None, curated_records(curated))
+        by_release = {release: (tree, release, commit) for tree, release, commit in trees}
+        linked = [by_release[release] for release in linking_order(wanted)]
+        tracks = dataset.build(linked, None, curated_records(curated))
         rules = rules_by_release((release, mine_lowering_rules(tree)) for tree, release, _ in trees)
     dataset.write(tracks, out)
     if rules_out is not None:

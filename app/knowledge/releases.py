@@ -31,6 +31,19 @@ def release_commits(path: Path = RELEASES_FILE) -> dict[str, str]:
     return dict(sorted(table.items(), key=lambda item: release_key(item[0])))
 
 
+def linking_order(releases: list[str], path: Path = RELEASES_FILE) -> list[str]:
+    """The order in which releases are linked into one history: from the table's
+    ``idsFrom`` (the oldest release mined when ids were first given) to the newest, then
+    back from it to the oldest. Releases added below it later are linked backward, so the
+    ids given before they were mined stay the same."""
+    ordered = sorted(releases, key=release_key)
+    first = json.loads(path.read_text(encoding="utf-8")).get("idsFrom")
+    if first is None:
+        return ordered
+    later = [release for release in ordered if release_key(release) >= release_key(first)]
+    return later + [release for release in reversed(ordered) if release not in later]
+
+
 def commit_of(release: str) -> str | None:
     return release_commits().get(release)
 

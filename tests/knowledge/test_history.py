@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 from textwrap import dedent
 
+import pytest
+
 from app.knowledge import dataset
-from app.knowledge.history import WINDOW, source_window
+from app.knowledge.history import WINDOW, Track, Wording, source_window
+from app.knowledge.releases import linking_order
 
 PRIMITIVES = "jax/_src/pallas/mosaic_gpu/primitives.py"
 
@@ -115,6 +118,74 @@ def test_linking_a_new_release_keeps_every_id(tmp_path: Path) -> None:
     for track_id, track in at_once.items():
         assert step_by_step[track_id].releases == track.releases
         assert step_by_step[track_id].wordings == track.wordings
+
+
+def test_an_older_release_linked_last_keeps_every_id_and_gives_the_same_history(
+    tmp_path: Path,
+) -> None:
+    """An older release is linked backward, to the sites of the oldest linked so far: the
+    ids given before it was mined stay, and the histories are those of linking in order."""
+    trees = release_trees(tmp_path, V1, V2, V3)
+    before = dataset.build(trees[1:])
+    backward = dataset.build([*trees[1:], trees[0]])
+    forward = dataset.build(trees)
+    assert set(before) <= set(backward)
+    assert len(backward) == len(forward) > len(before)
+
+    def histories(tracks: dict[str, Track]) -> list[tuple[list[str], list[Wording], int]]:
+        return sorted(
+            ((t.releases, t.wordings, t.site.line) for t in tracks.values()),
+            key=repr,
+        )
+
+    assert histories(backward) == histories(forward)
+
+
+def test_a_site_that_moved_is_followed_backward_too(tmp_path: Path) -> None:
+    older = """
+    def _copy(ctx, bytes):
+      if bytes % 128:
+        raise ValueError("Only aligned copies are supported")
+    """
+    newer = """
+    def _prepare(ctx, bytes):
+      if bytes % 128:
+        raise ValueError("Only aligned copies are supported")
+
+    def _copy(ctx, bytes):
+      _prepare(ctx, bytes)
+    """
+    old_tree, new_tree = release_trees(tmp_path, older, newer)
+    [moved] = dataset.build([new_tree, old_tree]).values()
+    assert moved.releases == ["0.6.0", "0.7.1"]
+    assert moved.site.function == "_prepare"
+    assert moved.first_site is not None and moved.first_site.function == "_copy"
+
+
+def test_a_release_joins_only_at_either_end(tmp_path: Path) -> None:
+    first, middle, last = release_trees(tmp_path, V1, V2, V3)
+    with pytest.raises(ValueError, match=r"within 0\.6\.0–0\.8\.2"):
+        dataset.build([first, last, middle])
+
+
+def test_a_dataset_read_from_its_file_is_not_linked_backward(tmp_path: Path) -> None:
+    """The file keeps each site's newest facts only: older releases are linked from the
+    sources, where each site's oldest facts are known."""
+    trees = release_trees(tmp_path, V1, V2, V3)
+    saved = tmp_path / "mined.jsonl"
+    with saved.open("w") as out:
+        dataset.write(dataset.build(trees[1:]), out)
+    with pytest.raises(ValueError, match="mine-releases"):
+        dataset.build(trees[:1], dataset.load(saved))
+
+
+def test_releases_are_linked_from_the_first_given_ids_then_back(tmp_path: Path) -> None:
+    table = tmp_path / "releases.json"
+    releases = ["0.4.30", "0.4.15", "0.4.31", "0.10.2", "0.5.0"]
+    table.write_text(json.dumps({"idsFrom": "0.4.31", "releases": {}}))
+    assert linking_order(releases, table) == ["0.4.31", "0.5.0", "0.10.2", "0.4.30", "0.4.15"]
+    table.write_text(json.dumps({"releases": {}}))
+    assert linking_order(releases, table) == ["0.4.15", "0.4.30", "0.4.31", "0.5.0", "0.10.2"]
 
 
 def test_the_dataset_round_trips_through_its_file(tmp_path: Path) -> None:

@@ -145,7 +145,7 @@ def test_a_version_named_against_the_frames_is_reported() -> None:
     [
         ("jax: 0.11.1.dev20260814", "0.10.2", "newer than 0.10.2, the newest release mined"),
         ("jaxlib 0.10.3.dev20261101", "0.10.2", "newer than 0.10.2, the newest release mined"),
-        ("pip: jax==0.4.20", "0.4.31", "older than 0.4.31, the oldest release mined"),
+        ("pip: jax==0.4.13", "0.4.15", "older than 0.4.15, the oldest release mined"),
         ("jax==0.9.5", "0.9.2", "not a release mined"),
     ],
 )
