@@ -421,7 +421,7 @@ def mine_releases_command(
         Path | None, typer.Option(help="The lowering rules to write (default: data/).")
     ] = None,
 ) -> None:
-    """Mine every release of data/jax-releases.json, oldest first, into one dataset."""
+    """Mine every release of data/jax-releases.json into one dataset (ids kept)."""
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index

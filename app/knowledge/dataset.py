@@ -122,7 +122,7 @@ def mined_facts(track: Track) -> dict[str, Any]:
         "sourceCode": track.source,
         "sourceCodeStart": track.source_start,
         "sourceCodeEnd": track.source_end,
-        "githubUrl": _url(newest, site.file_path, track),
+        "githubUrl": _url(newest, track),
         "analyzedSha": newest.commit,
         "site": {
             "kind": site.kind,
@@ -138,7 +138,8 @@ def mined_facts(track: Track) -> dict[str, Any]:
             {
                 "release": appearance.release,
                 "lineNumber": appearance.line,
-                "githubUrl": _url(appearance, site.file_path, track),
+                "githubUrl": _url(appearance, track),
+                **_moved_from(appearance, site),
             }
             for appearance in track.appearances
         ],
@@ -154,9 +155,20 @@ def mined_facts(track: Track) -> dict[str, Any]:
     }
 
 
-def _url(appearance: Appearance, file_path: str, track: Track) -> str | None:
+def _moved_from(appearance: Appearance, site: Site) -> dict[str, str | None]:
+    """Where the site stood in that release, if not where it stands now (it moved since)."""
+    moved: dict[str, str | None] = {}
+    if appearance.file_path != site.file_path:
+        moved["filePath"] = appearance.file_path
+    if appearance.function != site.function:
+        moved["function"] = appearance.function
+    return moved
+
+
+def _url(appearance: Appearance, track: Track) -> str | None:
     if appearance.commit is None:
         return None
+    file_path = appearance.file_path
     if appearance is track.appearances[-1] and track.source_start and track.source_end:
         return source_url(appearance.commit, file_path, track.source_start, track.source_end)
     return source_url(appearance.commit, file_path, appearance.line, appearance.line)
@@ -289,7 +301,13 @@ def _track(track_id: str, facts: dict[str, Any], curated: bool) -> Track:
             Wording(w["errorMessage"], w["messagePattern"], w["from"], w["until"]) for w in history
         ],
         appearances=[
-            Appearance(entry["release"], entry["lineNumber"], commits[entry["release"]])
+            Appearance(
+                entry["release"],
+                entry["lineNumber"],
+                commits[entry["release"]],
+                entry.get("filePath", site.file_path),
+                entry.get("function", site.function),
+            )
             for entry in facts["releases"]
         ],
         source=facts["sourceCode"],

@@ -40,11 +40,13 @@ class Wording:
 
 @dataclass
 class Appearance:
-    """Where a site stands in one release."""
+    """Where a site stands in one release: a site that moved stood elsewhere before."""
 
     release: str
     line: int
     commit: str | None
+    file_path: str
+    function: str | None
 
 
 @dataclass
@@ -278,7 +280,7 @@ def site_id(site: Site, taken: dict[str, Track]) -> str:
 
 def _appear(track: Track, item: Found, release: str, commit: str | None, end: _End) -> None:
     site = item.site
-    appearance = Appearance(release, site.line, commit)
+    appearance = Appearance(release, site.line, commit, site.file_path, site.function)
     if end.backward:  # the newest release's facts still describe the site
         oldest = track.wordings[0]
         if site.template != oldest.template:

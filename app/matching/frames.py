@@ -278,8 +278,9 @@ class FrameIndex:
                 for number, mask in placed:
                     site = self.sites[number]
                     table.setdefault(site.record_id, []).append((file, int(line), mask))
-        for site, by_line in self._compiled:
-            table[site.record_id] = [(site.file, line, mask) for line, mask in by_line]
+        for site, compiled_lines in self._compiled:
+            places = table.setdefault(site.record_id, [])
+            places.extend((site.file, line, mask) for line, mask in compiled_lines)
         return table
 
     def frames(self, lines: Sequence[str], numbers: Collection[int]) -> list[Frame]:
@@ -708,7 +709,12 @@ def _load(path: Path) -> FrameIndex:
 
 
 def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The compact index of a mined dataset's items (records and annotations' mined parts)."""
+    """The compact index of a mined dataset's items (records and annotations' mined parts).
+
+    A site has a row for each place (file, function) it stood in: a site that moved is
+    found by the frames of the releases before the move too. The site's newest place comes
+    last, so that it is the one ``site_of`` gives.
+    """
     releases = list(release_commits())
     bit = {release: 1 << n for n, release in enumerate(releases)}
     sites: list[list[str]] = []
@@ -720,31 +726,33 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         else:
             record_id, facts = item["annotation"]["recordId"], item["annotation"]["mined"]
         site = facts["site"]
-        row = [
-            record_id,
-            facts["filePath"],
-            site["function"] or "<module>",
-            site["kind"],
-            facts["errorClass"],
-            site.get("condition") or "",
-            facts["errorMessage"],
-        ]
-        by_release_line: dict[int, int] = {}
+        newest = (facts["filePath"], site["function"])
+        # place → line → releases
+        places: dict[tuple[str, str | None], dict[int, int]] = {}
         for entry in facts["releases"]:
             if entry["release"] in bit:
-                by_release_line[entry["lineNumber"]] = (
-                    by_release_line.get(entry["lineNumber"], 0) | bit[entry["release"]]
-                )
-        if site.get("language", "python") != "python":
-            # C++ lines are not frames of a Python traceback: kept for source links only.
-            compiled.append(
-                [*row, [[line, mask] for line, mask in sorted(by_release_line.items())]]
-            )
-            continue
-        number = len(sites)
-        sites.append(row)
-        for line, mask in sorted(by_release_line.items()):
-            lines.setdefault(facts["filePath"], {}).setdefault(str(line), []).append([number, mask])
+                place = (entry.get("filePath", newest[0]), entry.get("function", newest[1]))
+                releases_at = places.setdefault(place, {})
+                line = entry["lineNumber"]
+                releases_at[line] = releases_at.get(line, 0) | bit[entry["release"]]
+        for (file, function), lines_there in sorted(places.items(), key=lambda p: p[0] == newest):
+            row = [
+                record_id,
+                file,
+                function or "<module>",
+                site["kind"],
+                facts["errorClass"],
+                site.get("condition") or "",
+                facts["errorMessage"],
+            ]
+            if site.get("language", "python") != "python":
+                # C++ lines are not frames of a Python traceback: kept for source links.
+                compiled.append([*row, [[n, mask] for n, mask in sorted(lines_there.items())]])
+                continue
+            number = len(sites)
+            sites.append(row)
+            for line, mask in sorted(lines_there.items()):
+                lines.setdefault(file, {}).setdefault(str(line), []).append([number, mask])
     functions: dict[str, dict[str, int]] = {}
     for file, by_line in lines.items():
         for at_line in by_line.values():

@@ -139,11 +139,12 @@ def test_the_ref_union_tail_arrives_in_0_8_2() -> None:
     assert tail["from"] == "0.8.2"
 
 
-def test_every_link_is_pinned_to_its_release_commit() -> None:
+def test_every_link_is_pinned_to_its_release_commit_and_the_file_of_that_release() -> None:
     commits = release_commits()
     for facts in committed():
         for entry in facts["releases"]:
-            assert f"/blob/{commits[entry['release']]}/{facts['filePath']}#L" in entry["githubUrl"]
+            file_path = entry.get("filePath", facts["filePath"])
+            assert f"/blob/{commits[entry['release']]}/{file_path}#L" in entry["githubUrl"]
 
 
 def test_abs_gains_its_mosaic_gpu_lowering_in_0_9_0() -> None:

@@ -104,7 +104,33 @@ def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> No
     [moved] = tracks.values()
     assert moved.releases == ["0.6.0", "0.7.1"]
     assert moved.site.function == "_prepare"
-    assert [a.line for a in moved.appearances] == [4, 4]
+    assert [(a.line, a.function) for a in moved.appearances] == [(4, "_copy"), (4, "_prepare")]
+
+
+def test_each_release_links_the_file_its_site_stood_in(tmp_path: Path) -> None:
+    """A site that moved to another file: each release's link and place are its own."""
+    body = """
+    def _copy(ctx, bytes):
+      if bytes % 128:
+        raise ValueError("Only aligned copies are supported")
+    """
+    old_tree = tree(tmp_path / "0.6.0", body)
+    new_tree = tmp_path / "0.7.1"
+    moved_to = new_tree / "jax/_src/pallas/mosaic_gpu/lowering.py"
+    moved_to.parent.mkdir(parents=True)
+    moved_to.write_text(dedent(body))
+    tracks = dataset.build([(old_tree, "0.6.0", "1" * 40), (new_tree, "0.7.1", "2" * 40)])
+    [document] = dataset.documents(tracks)
+    record = document["record"]
+    first, newest = record["releases"]
+    assert record["filePath"] == "jax/_src/pallas/mosaic_gpu/lowering.py"
+    assert first["filePath"] == PRIMITIVES and f"/{'1' * 40}/{PRIMITIVES}#L4" in first["githubUrl"]
+    assert "filePath" not in newest and record["filePath"] in newest["githubUrl"]
+    saved = tmp_path / "mined.jsonl"
+    with saved.open("w") as out:
+        dataset.write(tracks, out)
+    [loaded] = dataset.load(saved).values()
+    assert [a.file_path for a in loaded.appearances] == [PRIMITIVES, record["filePath"]]
 
 
 def test_linking_a_new_release_keeps_every_id(tmp_path: Path) -> None:
@@ -156,10 +182,14 @@ def test_a_site_that_moved_is_followed_backward_too(tmp_path: Path) -> None:
       _prepare(ctx, bytes)
     """
     old_tree, new_tree = release_trees(tmp_path, older, newer)
-    [moved] = dataset.build([new_tree, old_tree]).values()
+    tracks = dataset.build([new_tree, old_tree])
+    [moved] = tracks.values()
     assert moved.releases == ["0.6.0", "0.7.1"]
     assert moved.site.function == "_prepare"
     assert moved.first_site is not None and moved.first_site.function == "_copy"
+    [document] = dataset.documents(tracks)
+    first, newest = document["record"]["releases"]
+    assert first["function"] == "_copy" and "function" not in newest
 
 
 def test_a_release_joins_only_at_either_end(tmp_path: Path) -> None:

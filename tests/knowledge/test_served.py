@@ -383,6 +383,45 @@ def test_a_raise_quoted_above_its_message_picks_the_sites_of_that_statement(
     assert [leading for _, leading in tried] == [template for template, _ in tried]
 
 
+def test_a_report_of_an_old_release_is_named_by_where_its_site_stood_then(
+    matcher: MatchService,
+) -> None:
+    """jax#20908 (2024): in 0.4.26-0.4.28 ``_pallas_call_lowering`` raised the TPU site's
+    message itself; later releases moved it into ``tpu_lowering``, and a GPU site raises the
+    same message. The frame names the site by its place in those releases."""
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/test_kernel.py", line 9, in <module>\n'
+        "    pl.pallas_call(kernel, out_shape=x)(x)\n"
+        '  File "/home/user/venv/lib/python3.12/site-packages/jax/_src/pallas/pallas_call.py",'
+        " line 544, in _pallas_call_lowering\n"
+        "    raise _unsupported_lowering_error(platform)\n"
+        "ValueError: Cannot lower pallas_call on platform: tpu. To use Pallas on GPU, install"
+        " jaxlib GPU 0.4.24 or newer. To use Pallas on TPU, install jaxlib TPU and libtpu. See"
+        " https://jax.readthedocs.io/en/latest/installation.html.\n"
+    )
+    function = "_pallas_call_lowering"
+    [(site, there)] = [
+        (record, on_the_line)
+        for record in mined_records()
+        if record["filePath"] == "jax/_src/pallas/pallas_call.py"
+        and record["site"]["function"] != function
+        and (
+            on_the_line := [
+                e["release"]
+                for e in record["releases"]
+                if e["lineNumber"] == 544 and e.get("function") == function
+            ]
+        )
+    ]
+    answer = matcher.match(MatchRequest(text=paste))
+    [found] = answer.matches
+    assert found.errorId == site["id"]
+    assert answer.release is not None and answer.release.releases == there
+    assert found.source is not None
+    assert (found.source.line, found.source.release) == (544, there[-1])
+
+
 # MLIR's words before an op's diagnostic: the op's name, or a placeholder for it.
 _OP = re.compile(r"'(?:[\w.]+|\{[^{}]*\})' op ")
 
