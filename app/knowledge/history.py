@@ -69,10 +69,6 @@ class Track:
     def releases(self) -> list[str]:
         return [appearance.release for appearance in self.appearances]
 
-    @property
-    def last_release(self) -> str:
-        return self.appearances[-1].release
-
 
 @dataclass(frozen=True)
 class _End:
