@@ -61,6 +61,22 @@ def _copy(ctx, bytes):
 """
 
 
+# One site, moved from ``_copy`` into a helper of its own.
+RAISED_IN_COPY = """
+def _copy(ctx, bytes):
+  if bytes % 128:
+    raise ValueError("Only aligned copies are supported")
+"""
+MOVED_TO_PREPARE = """
+def _prepare(ctx, bytes):
+  if bytes % 128:
+    raise ValueError("Only aligned copies are supported")
+
+def _copy(ctx, bytes):
+  _prepare(ctx, bytes)
+"""
+
+
 def test_a_reworded_message_stays_one_site_with_its_history(tmp_path: Path) -> None:
     tracks = dataset.build(release_trees(tmp_path, V1, V2, V3))
     [warpgroup] = [t for t in tracks.values() if "aligned" in t.wordings[0].template]
@@ -87,20 +103,7 @@ def test_a_site_that_disappears_keeps_its_last_release(tmp_path: Path) -> None:
 
 
 def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> None:
-    before = """
-    def _copy(ctx, bytes):
-      if bytes % 128:
-        raise ValueError("Only aligned copies are supported")
-    """
-    after = """
-    def _prepare(ctx, bytes):
-      if bytes % 128:
-        raise ValueError("Only aligned copies are supported")
-
-    def _copy(ctx, bytes):
-      _prepare(ctx, bytes)
-    """
-    tracks = dataset.build(release_trees(tmp_path, before, after))
+    tracks = dataset.build(release_trees(tmp_path, RAISED_IN_COPY, MOVED_TO_PREPARE))
     [moved] = tracks.values()
     assert moved.releases == ["0.6.0", "0.7.1"]
     assert moved.site.function == "_prepare"
@@ -109,16 +112,11 @@ def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> No
 
 def test_each_release_links_the_file_its_site_stood_in(tmp_path: Path) -> None:
     """A site that moved to another file: each release's link and place are its own."""
-    body = """
-    def _copy(ctx, bytes):
-      if bytes % 128:
-        raise ValueError("Only aligned copies are supported")
-    """
-    old_tree = tree(tmp_path / "0.6.0", body)
+    old_tree = tree(tmp_path / "0.6.0", RAISED_IN_COPY)
     new_tree = tmp_path / "0.7.1"
     moved_to = new_tree / "jax/_src/pallas/mosaic_gpu/lowering.py"
     moved_to.parent.mkdir(parents=True)
-    moved_to.write_text(dedent(body))
+    moved_to.write_text(dedent(RAISED_IN_COPY))
     tracks = dataset.build([(old_tree, "0.6.0", "1" * 40), (new_tree, "0.7.1", "2" * 40)])
     [document] = dataset.documents(tracks)
     record = document["record"]
@@ -168,20 +166,7 @@ def test_an_older_release_linked_last_keeps_every_id_and_gives_the_same_history(
 
 
 def test_a_site_that_moved_is_followed_backward_too(tmp_path: Path) -> None:
-    older = """
-    def _copy(ctx, bytes):
-      if bytes % 128:
-        raise ValueError("Only aligned copies are supported")
-    """
-    newer = """
-    def _prepare(ctx, bytes):
-      if bytes % 128:
-        raise ValueError("Only aligned copies are supported")
-
-    def _copy(ctx, bytes):
-      _prepare(ctx, bytes)
-    """
-    old_tree, new_tree = release_trees(tmp_path, older, newer)
+    old_tree, new_tree = release_trees(tmp_path, RAISED_IN_COPY, MOVED_TO_PREPARE)
     tracks = dataset.build([new_tree, old_tree])
     [moved] = tracks.values()
     assert moved.releases == ["0.6.0", "0.7.1"]
