@@ -82,11 +82,15 @@ WRAPPER_CLASSES = frozenset(
     }
 )
 _CLASS_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Transformation|StackTrace)"
-# What stands right before a wrapped message: a class, an absl status code, or a runtime's
-# own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ...").
+# MLIR's words before a diagnostic, as an MLIRError prints it: ``error`` and the op's
+# location (``error: "name"("file.py":16:0): message``).
+_MLIR_DIAGNOSTIC = r'error(?:\s*:\s*(?:"[^"\n]*"(?:\([^\n]*\))?|loc\([^\n]*\)))?'
+# What stands right before a wrapped message: a class, an absl status code, a runtime's
+# own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ..."), or MLIR's.
 _LEAD_IN = re.compile(
     rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
-    r"|Exception while lowering eqn|Error while lowering|Failed to lower)\s*:\s*)+\Z"
+    rf"|Exception while lowering eqn|Error while lowering|Failed to lower|{_MLIR_DIAGNOSTIC})"
+    r"\s*:\s*)+\Z"
 )
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 _CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")  # each class a lead-in names

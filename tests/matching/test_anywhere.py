@@ -93,6 +93,31 @@ def test_a_tpu_message_inside_the_runtime_error_is_its_site_at_full_score() -> N
     assert match.found_in == "exception message"
 
 
+MLIR_ERROR = (
+    "jaxlib.mlir._mlir_libs._site_initialize.<locals>.MLIRError: "
+    "Failure while executing pass pipeline:\n"
+)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        'error: "/transpose[permutation=(1, 0)]"("/root/test_tpu.py":16:0):',
+        'error: loc("/root/test_tpu.py":16:0):',
+        "error:",
+    ],
+)
+def test_a_diagnostic_after_mlirs_location_scores_as_the_diagnostic_alone(prefix: str) -> None:
+    """An MLIRError prints each diagnostic after ``error:`` and the op's location
+    (jax#18370): those words are MLIR's, not text the pattern leaves unexplained."""
+    diagnostic = "'vector.transpose' op Padded transposes unsupported"
+    alone = match_paste(f"{MLIR_ERROR}{diagnostic}\n", everything()).matches[0]
+    match = match_paste(f"{MLIR_ERROR}{prefix} {diagnostic}\n", everything()).matches[0]
+    assert (match.record_id, match.score) == (alone.record_id, alone.score)
+    assert match.score > 0.9
+    assert match.stripped == prefix
+
+
 def test_the_class_before_a_message_inside_a_line_is_compared_with_the_records() -> None:
     text = "Can only transfer integer bytes (shape=[7], dtype=i4)"
     rule = "MGPU-COPY-INTEGER-BYTES"
