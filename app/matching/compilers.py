@@ -25,14 +25,18 @@ class CompilerMessage:
 
 
 _TPU_WRAPPER = "Mosaic failed to compile TPU kernel"
+# What libtpu said instead until early 2024 (jax#18595, JAX 0.4.20).
+_OLD_TPU_WRAPPER = "Failed to compile a Mosaic module"
 _XLA_TPU_WRAPPER = "XLA:TPU compile permanent error"
+_MOSAIC_TPU = (
+    "libtpu (Mosaic's TPU compiler)",
+    "no release of JAX that errata mined holds it. Mosaic's TPU compiler is JAX's open "
+    "jaxlib/mosaic, whose messages errata knows, then a closed part in libtpu, whose "
+    "version decides this one (pip show libtpu)",
+)
 _WRAPPERS = {
-    _TPU_WRAPPER: (
-        "libtpu (Mosaic's TPU compiler)",
-        "no release of JAX that errata mined holds it. Mosaic's TPU compiler is JAX's open "
-        "jaxlib/mosaic, whose messages errata knows, then a closed part in libtpu, whose "
-        "version decides this one (pip show libtpu)",
-    ),
+    _TPU_WRAPPER: _MOSAIC_TPU,
+    _OLD_TPU_WRAPPER: _MOSAIC_TPU,
     _XLA_TPU_WRAPPER: (
         "libtpu (XLA's TPU compiler)",
         "XLA's TPU compiler wrote it; it ships in libtpu, not in JAX's source",

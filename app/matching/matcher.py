@@ -89,7 +89,8 @@ _MLIR_DIAGNOSTIC = r'error(?:\s*:\s*(?:"[^"\n]*"(?:\([^\n]*\))?|loc\([^\n]*\)))?
 # own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ..."), or MLIR's.
 _LEAD_IN = re.compile(
     rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
-    rf"|Exception while lowering eqn|Error while lowering|Failed to lower|{_MLIR_DIAGNOSTIC})"
+    r"|Failed to compile a Mosaic module|Exception while lowering eqn|Error while lowering"
+    rf"|Failed to lower|{_MLIR_DIAGNOSTIC})"
     r"\s*:\s*)+\Z"
 )
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in

@@ -83,12 +83,19 @@ def test_a_wrapped_message_scores_as_its_own_exception_would(wrapper: str) -> No
         assert wrapper in match.exception_class or match.exception_class == "ValueError"
 
 
-def test_a_tpu_message_inside_the_runtime_error_is_its_site_at_full_score() -> None:
+@pytest.mark.parametrize(
+    "words",
+    [
+        "Mosaic failed to compile TPU kernel",
+        "Failed to compile a Mosaic module",  # libtpu's wording in JAX 0.4.20 (jax#18595)
+    ],
+)
+def test_a_tpu_message_inside_the_runtime_error_is_its_site_at_full_score(words: str) -> None:
     message = "Only copies of a multiple of 128 bytes are supported"
-    paste = f"jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: {message}"
+    paste = f"jax.errors.JaxRuntimeError: INTERNAL: {words}: {message}"
     match = found(match_paste(paste, everything()), mined_id(message))
     assert match.score == 0.95  # a lone exception line, nothing unexplained, no class clash
-    assert match.stripped == "INTERNAL: Mosaic failed to compile TPU kernel:"
+    assert match.stripped == f"INTERNAL: {words}:"
     assert match.literal == message
     assert match.found_in == "exception message"
 

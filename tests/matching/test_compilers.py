@@ -34,6 +34,15 @@ CASES = [
         "libtpu (Mosaic's TPU compiler)",
         "Slice shape along dimension 2 must be aligned to tiling (8), but is 2.",
     ),
+    # jax#18595 (JAX 0.4.20): libtpu's earlier wording of the wrapper
+    (
+        "XlaRuntimeError: INVALID_ARGUMENT: Failed to compile a Mosaic module: 'tpu.matmul' op "
+        "Unsupported input data type in matrix multiplication. (extra diagnostics trimmed...)",
+        (1, 1),
+        "libtpu (Mosaic's TPU compiler)",
+        "'tpu.matmul' op Unsupported input data type in matrix multiplication. (extra "
+        "diagnostics trimmed...)",
+    ),
     # jax#38988
     (
         "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in\n"
