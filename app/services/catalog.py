@@ -298,9 +298,19 @@ def _read(
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
-            variant = f"older wording ({wording['until']})" if wording.get("until") else "older"
+            variant = _OLDER_WORDING.format(wording["until"]) if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
+
+
+_OLDER_WORDING = "older wording ({})"  # the variant of a wording printed until a release
+_OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
+
+
+def wording_until(variant: str) -> str | None:
+    """The last release that printed the wording a match's variant names, if it says."""
+    found = _OLDER_WORDING_UNTIL.fullmatch(variant)
+    return found["until"] if found else None
 
 
 def _index_pattern(document: dict[str, Any]) -> str:

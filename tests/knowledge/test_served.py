@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.mining import MINED_SITES, curated_records
+from app.knowledge.releases import RELEASE_PATTERN, release_key
 from app.matching.templates import (
     MIN_MATCHABLE_LITERAL,
     Placeholder,
@@ -420,6 +421,30 @@ def test_a_report_of_an_old_release_is_named_by_where_its_site_stood_then(
     assert answer.release is not None and answer.release.releases == there
     assert found.source is not None
     assert (found.source.line, found.source.release) == (544, there[-1])
+
+
+def test_an_older_wording_with_nothing_else_to_date_it_links_the_last_release_printing_it(
+    matcher: MatchService,
+) -> None:
+    """No frame and no version: the wording itself dates the paste (jax#20010, ``…Please
+    file an issue on https://github.com/google/jax/issues.``), so the site is shown as a
+    release that printed it shipped it, not as the newest. Every curated record's dated older
+    wording is tried."""
+    tried = []
+    for record in curated_records(load_settings().seed_paths[:-1]):
+        for wording in record.get("olderWordings") or []:
+            if not re.fullmatch(RELEASE_PATTERN, wording.get("until") or ""):
+                continue  # undated, or dated in words ("jax 0.8.2 (0.8.1 is the last …)")
+            paste = f"{record['errorClass']}: {render(wording['text'])}\n"
+            found = next(iter(matcher.match(MatchRequest(text=paste)).matches), None)
+            if found is None or found.errorId != record["id"] or found.variant == "current":
+                continue  # all placeholder, or another wording or record reads it as well
+            if found.source is None:
+                continue  # no mined site (the safe_zip record)
+            tried.append(wording["until"])
+            # That release, or the nearest before it where the record's site stood.
+            assert release_key(found.source.release) <= release_key(wording["until"])
+    assert len(tried) >= 10
 
 
 # MLIR's words before an op's diagnostic: the op's name, or a placeholder for it.
