@@ -67,10 +67,11 @@ def mine_releases(
     table = release_commits()
     wanted = list(releases) if releases is not None else list(table)
     with tempfile.TemporaryDirectory(prefix="errata-mine-") as scratch:
-        trees = [(_extract(git_dir, table[r], Path(scratch) / r), r, table[r]) for r in wanted]
-        by_release = {release: (tree, release, commit) for tree, release, commit in trees}
-        linked = [by_release[release] for release in linking_order(wanted)]
-        tracks = dataset.build(linked, None, curated_records(curated))
+        trees = [
+            (_extract(git_dir, table[r], Path(scratch) / r), r, table[r])
+            for r in linking_order(wanted)
+        ]
+        tracks = dataset.build(trees, None, curated_records(curated))
         rules = rules_by_release((release, mine_lowering_rules(tree)) for tree, release, _ in trees)
     dataset.write(tracks, out)
     if rules_out is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from app.knowledge.lowering import MINED_RULES
-from app.knowledge.releases import release_commits, release_key, span
+from app.knowledge.releases import newest_release, span
 
 REWRITES = MINED_RULES.parent / "primitive-rewrites.json"
 
@@ -76,7 +76,7 @@ def semantics_named(backend: str, captured: str | None) -> str | None:
 def primitive_lowering(primitive: str, backend: str) -> PrimitiveLowering:
     lowered = _rules().get((backend, primitive), ())
     return PrimitiveLowering(
-        primitive, backend, lowered, _rewrites().get((primitive, backend)), _newest()
+        primitive, backend, lowered, _rewrites().get((primitive, backend)), newest_release()
     )
 
 
@@ -109,8 +109,3 @@ def _rewrites() -> dict[tuple[str, str], Rewrite]:
         )
         for entry in entries
     }
-
-
-@cache
-def _newest() -> str:
-    return max(release_commits(), key=release_key)

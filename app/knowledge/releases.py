@@ -31,6 +31,14 @@ def release_commits(path: Path = RELEASES_FILE) -> dict[str, str]:
     return dict(sorted(table.items(), key=lambda item: release_key(item[0])))
 
 
+def oldest_release() -> str:
+    return next(iter(release_commits()))
+
+
+def newest_release() -> str:
+    return next(reversed(release_commits()))
+
+
 def linking_order(releases: list[str], path: Path = RELEASES_FILE) -> list[str]:
     """The order in which releases are linked into one history: from the table's
     ``idsFrom`` (the oldest release mined when ids were first given) to the newest, then

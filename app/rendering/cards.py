@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from app.alignment import render_list, render_tuple
-from app.knowledge.releases import release_commits
+from app.knowledge.releases import oldest_release
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
@@ -312,8 +312,7 @@ def _primitive_text(primitive: PrimitiveOut) -> list[str]:
     """Which releases lower the primitive, and under which semantics."""
     name, backend = primitive.primitive, primitive.backend
     if not primitive.lowered:
-        oldest = next(iter(release_commits()))
-        return [f"No release from {oldest} on has a {backend} lowering rule for {name}."]
+        return [f"No release from {oldest_release()} on has a {backend} lowering rule for {name}."]
     lines = [
         f"{backend} lowers {name} under {entry.semantics} semantics in {entry.releases}"
         + ("" if entry.inNewest else " (no longer in the newest release)")

@@ -252,6 +252,16 @@ def rule_records(store: RecordStore) -> dict[str, str | None]:
     }
 
 
+_OLDER_WORDING = "older wording ({})"  # the variant of a wording printed until a release
+_OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
+
+
+def wording_until(variant: str) -> str | None:
+    """The last release that printed the wording a match's variant names, if it says."""
+    found = _OLDER_WORDING_UNTIL.fullmatch(variant)
+    return found["until"] if found else None
+
+
 def _read(
     rows: Iterable[Sequence[Any]], annotations: dict[str, dict[str, Any]]
 ) -> tuple[dict[str, RecordInfo], list[PatternEntry]]:
@@ -301,16 +311,6 @@ def _read(
             variant = _OLDER_WORDING.format(wording["until"]) if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
-
-
-_OLDER_WORDING = "older wording ({})"  # the variant of a wording printed until a release
-_OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
-
-
-def wording_until(variant: str) -> str | None:
-    """The last release that printed the wording a match's variant names, if it says."""
-    found = _OLDER_WORDING_UNTIL.fullmatch(variant)
-    return found["until"] if found else None
 
 
 def _index_pattern(document: dict[str, Any]) -> str:
