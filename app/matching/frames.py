@@ -40,14 +40,21 @@ _INDENTED_FRAME = re.compile(
     r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
-# "jax-0.7.2.dist-info", "jax_version='0.8.1'".
-# It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
+# "jax-0.7.2.dist-info", "jax_version='0.8.1'", pip's "jax[cuda12]==0.4.31", "jax (0.4.31)",
+# and in prose "JAX 0.4.30", "JAX version: 0.4.26", "Jax 0.4.33".
+# Each starts with its literal, so that ``re`` looks for it and nothing else between, then
 # looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
-_VERSION = re.compile(
-    r"(?P<package>jax(?=[l _v=:\s-]|\.__version__)(?:lib)?)(?:[ _-]?version|\.__version__\)?)?"
-    r"(?:\s*(?:==|=|:|\s)\s*|-)['\"]?v?"
-    r"(?P<version>\d{1,6}\.\d{1,6}\.\d{1,6}(?:\.\d{1,6})?(?:\.?dev\w{0,32}|rc\d{1,6})?)(?!\d)"
+# A pattern for any case of "jax" has no literal to look for: over a 20 KB traceback it took
+# 0.30 ms, against 0.02-0.04 ms; the capitalized names have a pattern of their own.
+_VERSION_FORM = (
+    r"(?P<package>{name}(?=[lL _vV=:\s\[(-]|\.__version__)(?:lib|LIB)?)"
+    r"(?:\[[\w,.-]{{1,64}}\])?"  # pip's extras
+    r"(?:[ _-]?(?:version|Version|VERSION)|\.__version__\)?)?"
+    r"(?:\s*(?:==|=|:|\s|\()\s*|-)['\"]?v?"
+    r"(?P<version>\d{{1,6}}\.\d{{1,6}}\.\d{{1,6}}(?:\.\d{{1,6}})?"
+    r"(?:\.?dev\w{{0,32}}|rc\d{{1,6}})?)(?!\d)"
 )
+_VERSIONS = tuple(re.compile(_VERSION_FORM.format(name=name)) for name in ("jax", "J(?:ax|AX)"))
 _RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.
 MAX_FRAME_TAIL = 6
@@ -556,7 +563,7 @@ class FrameIndex:
         unmined: list[tuple[str, str]] = []  # (the version as named, its release)
         text = "\n".join(lines)
         line = position = 0
-        for found in _VERSION.finditer(text):
+        for found in _versions_named(text):
             if found.start() and (
                 text[found.start() - 1].isalnum() or text[found.start() - 1] in "_.-"
             ):
@@ -570,10 +577,16 @@ class FrameIndex:
             mask |= bit
             if not bit:
                 unmined.append((found["version"], release))
-            shown = f"{found['package']} {found['version']}"
+            shown = f"{found['package'].lower()} {found['version']}"
             shown_at = origins[line] if origins else line
             evidence.append(Evidence("version", shown_at, shown, (release,) if bit else ()))
         return mask, unmined
+
+
+def _versions_named(text: str) -> list[re.Match[str]]:
+    """Every version ``text`` names, in the order it names them."""
+    named = (found for form in _VERSIONS for found in form.finditer(text))
+    return sorted(named, key=re.Match.start)
 
 
 @lru_cache(maxsize=MAX_REMEMBERED)

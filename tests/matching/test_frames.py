@@ -113,13 +113,42 @@ def test_the_raising_frames_line_names_the_releases_with_a_site_there() -> None:
         ("jax:    0.9.0.1", "0.9.0.1"),
         (">>> jax.__version__\n'0.8.1'", "0.8.1"),
         (">>> print(jax.__version__)\n0.9.2", "0.9.2"),
+        ('pip install -U "jax[cuda12]==0.4.31"', "0.4.31"),
+        (
+            "jax[tpu]==0.5.0 -f https://storage.googleapis.com/jax-releases/libtpu_releases.html",
+            "0.5.0",
+        ),
+        ("jax (0.4.35)", "0.4.35"),
+        ("I'm on JAX 0.4.30 with an H100.", "0.4.30"),
+        ("**JAX version:** 0.4.26", "0.4.26"),
+        ("Jax 0.4.33, jaxlib the same", "0.4.33"),
+        ("JAXLIB_VERSION=0.6.0", "0.6.0"),
     ],
 )
 def test_an_explicit_version_is_read(line: str, release: str) -> None:
     report = match_paste(f"{line}\n{MESSAGE}\n", catalog_index(), None, FrameIndex.load())
     assert report.release is not None
     assert report.release.releases == (release,)
-    assert report.release.evidence[0].kind == "version"
+    evidence = report.release.evidence[0]
+    assert evidence.kind == "version"
+    assert evidence.text.split()[0] in ("jax", "jaxlib")  # whatever case it was written in
+    assert evidence.text.split()[1].startswith(release)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "jax>=0.4.30",  # a range, not the release installed
+        'pip install "jax[cuda12]>=0.4.31"',
+        "jax-triton 0.2.0",
+        "myjax==1.0.0 and pjax-0.4.30",
+        "JAXB 2.3.1 and JAX-WS 2.3.1 come from Java",
+        "The JAX operation 0.4.30 times",  # a word between the name and the number
+    ],
+)
+def test_a_version_of_something_else_or_a_range_is_not_read(line: str) -> None:
+    report = match_paste(f"{line}\n{MESSAGE}\n", catalog_index(), None, FrameIndex.load())
+    assert report.release is None or report.release.releases == ()
 
 
 def test_the_users_version_wins_and_a_contradiction_is_reported() -> None:
