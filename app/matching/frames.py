@@ -18,7 +18,7 @@ import ast
 import json
 import re
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -94,7 +94,9 @@ class Site:
 class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
     """One line of the paste that says which releases it comes from."""
 
-    kind: str  # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version"
+    # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version", or
+    # "wording" (a matched message as only some releases' sites printed it)
+    kind: str
     line: int  # the pasted line's number with ``origins``, else the index into the lines read
     text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
     releases: tuple[str, ...]
@@ -127,6 +129,15 @@ class RaisePoint:
     releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
     paste_line: int  # the frame's line among the lines read
     reason: str
+
+
+class Worded(NamedTuple):
+    """A message matched in the paste, as ``FrameIndex.dated`` reads its releases from it."""
+
+    line: int  # the pasted line's number
+    text: str  # the wording's words that matched: the pattern's longest literal
+    record_ids: tuple[str, ...]  # the record matched, then the others the message fits
+    until: str | None  # the last release printing the wording matched; None: the current
 
 
 class SourceSite(NamedTuple):
@@ -195,6 +206,9 @@ class FrameIndex:
             for function, mask in by_function.items()
         }
         self.files = frozenset(self._lines)
+        # Record id → (the last release printing it, releases) of each wording, oldest first,
+        # for the sites whose message changed.
+        self._wordings: dict[str, list[list[Any]]] = data["wordings"]
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
         self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
@@ -225,9 +239,7 @@ class FrameIndex:
         """The record's site as ``release`` shipped it, else as the release nearest to it
         with the site (the newest, with no release): the link names the release it shows."""
         placed = self._site_lines.get(record_id, ())
-        shipped = 0
-        for _file, _line, mask in placed:
-            shipped |= mask
+        shipped = self._site_mask(record_id)
         if not shipped:
             return None
         chosen = _nearest(shipped, self.mask(release) if release else 0)
@@ -267,10 +279,67 @@ class FrameIndex:
 
     def releases_of(self, record_id: str) -> tuple[str, ...]:
         """Every release with the record's site, on whichever line."""
-        mask = 0
-        for _, _, releases in self._site_lines.get(record_id, ()):
-            mask |= releases
-        return self.names(mask)
+        return self.names(self._site_mask(record_id))
+
+    def _site_mask(self, record_id: str) -> int:
+        return _union(releases for _, _, releases in self._site_lines.get(record_id, ()))
+
+    def wording_releases(self, record_id: str, until: str | None) -> int:
+        """The releases whose site of the record printed the wording that ``until`` names
+        (the last release printing it; ``None``: the current wording); 0 for no site."""
+        wordings = self._wordings.get(record_id)
+        if wordings:
+            if until is None:
+                return int(wordings[-1][1])
+            for last, mask in wordings:
+                if last == until:
+                    return int(mask)
+        shipped = self._site_mask(record_id)
+        if until is None or not self.mask(until):
+            return shipped
+        return shipped & ((self.mask(until) << 1) - 1)  # a curated wording: up to ``until``
+
+    def dated(self, reading: ReleaseReading, worded: Sequence[Worded]) -> ReleaseReading:
+        """``reading`` narrowed by the messages matched: a site's wording was printed by some
+        releases only, and a site stands in some releases only. A message that fits a record
+        without a site (curated knowledge alone) tells nothing; one that leaves no release
+        the frames and versions read is reported, and they are kept."""
+        if reading.outside is not None:  # the paste names a release errata has not mined
+            return reading
+        everything = (1 << len(self.releases)) - 1
+        allowed = read = self._mask_of(reading.releases) or everything
+        evidence = list(reading.evidence)
+        contradiction = reading.contradiction
+        for message in worded:
+            masks = [self.wording_releases(r, message.until) for r in message.record_ids]
+            if not all(masks):
+                continue
+            mask = _union(masks)
+            if not allowed & mask:
+                contradiction = contradiction or (
+                    f"the paste reads {_span(self.names(allowed))} but its message's wording "
+                    f"was printed in {_span(self.names(mask))}"
+                )
+            elif allowed & mask != allowed:
+                allowed &= mask
+                evidence.append(Evidence("wording", message.line, message.text, self.names(mask)))
+        if allowed == read:
+            return replace(reading, contradiction=contradiction)
+        releases = self.names(allowed)
+        given = reading.given
+        if given is not None and _release_of(given) not in releases:
+            contradiction = f"jaxVersion {given} but the paste reads {_span(releases)}"
+        return replace(
+            reading,
+            releases=releases,
+            span=_span(releases),
+            evidence=tuple(evidence),
+            used=given or releases[-1],
+            contradiction=contradiction,
+        )
+
+    def _mask_of(self, releases: Iterable[str]) -> int:
+        return _union(self.mask(release) for release in releases)
 
     @cached_property
     def _sites_by_record(self) -> dict[str, Site]:
@@ -701,6 +770,13 @@ def _release_of(version: str) -> str | None:
     return release
 
 
+def _union(masks: Iterable[int]) -> int:
+    union = 0
+    for mask in masks:
+        union |= mask
+    return union
+
+
 @lru_cache(maxsize=MAX_REMEMBERED)
 def _span(releases: tuple[str, ...]) -> str:
     """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise; remembered,
@@ -733,12 +809,19 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     sites: list[list[str]] = []
     lines: dict[str, dict[str, list[list[Any]]]] = {}
     compiled: list[list[Any]] = []
+    wordings: dict[str, list[list[Any]]] = {}
     for item in items:
         if "record" in item:
             record_id, facts = item["record"]["id"], item["record"]
         else:
             record_id, facts = item["annotation"]["recordId"], item["annotation"]["mined"]
         site = facts["site"]
+        history = facts.get("messageHistory") or []
+        if len(history) > 1:
+            wordings[record_id] = [
+                [wording["until"], _releases_printing(wording, facts["releases"], bit)]
+                for wording in history
+            ]
         newest = (facts["filePath"], site["function"])
         # place → line → releases
         places: dict[tuple[str, str | None], dict[int, int]] = {}
@@ -779,7 +862,20 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "lines": lines,
         "functions": functions,
         "compiled": compiled,
+        "wordings": wordings,
     }
+
+
+def _releases_printing(
+    wording: dict[str, str], shipped: Iterable[dict[str, Any]], bit: dict[str, int]
+) -> int:
+    """The releases from ``wording["from"]`` to its ``until`` that shipped the site."""
+    first, last = release_key(wording["from"]), release_key(wording["until"])
+    mask = 0
+    for entry in shipped:
+        if entry["release"] in bit and first <= release_key(entry["release"]) <= last:
+            mask |= bit[entry["release"]]
+    return mask
 
 
 def write_frame_index(mined: Path, out: Path = FRAME_INDEX_FILE) -> None:

@@ -55,8 +55,23 @@ class PatternEntry:
 
     record_id: str
     pattern: str
-    variant: str = "current"
+    variant: str = "current"  # or ``older_wording(until)``, or "older" when undated
     metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+_OLDER_WORDING = "older wording ({})"
+_OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
+
+
+def older_wording(until: str) -> str:
+    """The variant of a wording that JAX printed until the release ``until``."""
+    return _OLDER_WORDING.format(until)
+
+
+def wording_until(variant: str) -> str | None:
+    """The last release that printed the wording a variant names, if it says."""
+    found = _OLDER_WORDING_UNTIL.fullmatch(variant)
+    return found["until"] if found else None
 
 
 @dataclass(frozen=True)

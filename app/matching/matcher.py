@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from app.matching.frames import STATEMENT, FrameIndex, RaisePoint, ReleaseReading
-from app.matching.index import AnyIndex, Hit
+from app.matching.frames import STATEMENT, FrameIndex, RaisePoint, ReleaseReading, Worded
+from app.matching.index import AnyIndex, Hit, wording_until
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
     STAGING_WRAPPER,
@@ -220,6 +220,8 @@ def match_paste(
     raised = {error: {p.record_id for p in at} for error, at in points.items()}
     quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
     matches = _best_per_error(candidates, index, paste, _version(jax_version), raised, quoted)
+    if frames is not None and release is not None:
+        release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
@@ -666,6 +668,14 @@ def _match(
         stripped=candidate.text[: hit.start].strip(),
         unread=unread if hit.truncated else (),
     )
+
+
+def _worded(match: Match) -> Worded | None:
+    """What the match tells of the paste's release; ``None`` for a wording not dated."""
+    until = wording_until(match.variant)
+    if until is None and match.variant != "current":
+        return None
+    return Worded(match.line_number, match.literal, (match.record_id, *match.alternatives), until)
 
 
 def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:

@@ -158,6 +158,8 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
         told += f", from {release.frames} JAX frame{'s' if release.frames > 1 else ''}"
     elif any(evidence.kind == "version" for evidence in release.evidence):
         told += ", as the paste names it"
+    elif any(evidence.kind == "wording" for evidence in release.evidence):
+        told += ", by the message's wording"
     notes = [
         f"Release: {note}."  # the notes start with a name as written: "jaxVersion 0.8.1 but …"
         for note in (release.contradiction, release.outside)

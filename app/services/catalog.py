@@ -29,6 +29,7 @@ from app.alignment import OPERATIONS, RULES
 from app.db import transaction
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
+from app.matching.index import older_wording
 from app.matching.templates import derive_pattern
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
@@ -252,16 +253,6 @@ def rule_records(store: RecordStore) -> dict[str, str | None]:
     }
 
 
-_OLDER_WORDING = "older wording ({})"  # the variant of a wording printed until a release
-_OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
-
-
-def wording_until(variant: str) -> str | None:
-    """The last release that printed the wording a match's variant names, if it says."""
-    found = _OLDER_WORDING_UNTIL.fullmatch(variant)
-    return found["until"] if found else None
-
-
 def _read(
     rows: Iterable[Sequence[Any]], annotations: dict[str, dict[str, Any]]
 ) -> tuple[dict[str, RecordInfo], list[PatternEntry]]:
@@ -308,7 +299,7 @@ def _read(
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
-            variant = _OLDER_WORDING.format(wording["until"]) if wording.get("until") else "older"
+            variant = older_wording(wording["until"]) if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
 

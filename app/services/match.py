@@ -15,7 +15,7 @@ from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, 
 from app.matching.compilers import compiler_messages
 from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading, SourceSite
 from app.matching.values import UserFrame
-from app.services.catalog import Catalog, RecordInfo, wording_until
+from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import (
     ComputeRequest,
     ComputeResponse,
@@ -283,9 +283,7 @@ class MatchService:
         info = self.catalog.records[match.record_id]
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
-        # With no release read or given, an older wording dates the paste: the site is
-        # shown as the last release that printed it shipped it.
-        site = self.frames.source_site(info.id, followed or wording_until(match.variant))
+        site = self.frames.source_site(info.id, followed)
         source_url = _url(site)
         return MatchOut(
             errorId=info.id,

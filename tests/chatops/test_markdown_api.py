@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import httpx
 
 from tests.chatops.chat import traceback
 from tests.conftest import PUBLIC_BASE_URL
 
 MARKDOWN = {"Accept": "text/markdown"}
+RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
 INT4_7 = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
 
 
@@ -88,3 +92,14 @@ def test_a_match_names_the_jax_release_and_links_the_site_in_its_source(
     assert "Release: the paste names jax 0.99.0.dev20261101, newer than 0.10.2" in text
     asked = client.post("/api/match", json={"text": paste, "jaxVersion": "0.8.1"}, headers=MARKDOWN)
     assert "Release: jaxVersion 0.8.1 but the paste reads 0.10.2." in asked.text
+
+
+def test_a_message_alone_says_the_releases_its_wording_reads(client: httpx.Client) -> None:
+    """The older wording of the partitioning error, pasted alone, tells its releases."""
+    record = json.loads((RECORDS / "tpu-automatic-partitioning.json").read_text())
+    paste = f"NotImplementedError: {record['record']['olderWordings'][0]['text']}"
+    release = client.post("/api/match", json={"text": paste}).json()["release"]
+    assert [e["kind"] for e in release["evidence"]] == ["wording"]
+    text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
+    told = f"{release['used']} (the paste reads {release['span']}), by the message's wording"
+    assert f"JAX release `{told}`" in text

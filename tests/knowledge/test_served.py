@@ -423,27 +423,31 @@ def test_a_report_of_an_old_release_is_named_by_where_its_site_stood_then(
     assert (found.source.line, found.source.release) == (544, there[-1])
 
 
-def test_an_older_wording_with_nothing_else_to_date_it_links_the_last_release_printing_it(
+def test_an_older_wording_with_nothing_else_to_date_it_dates_the_paste_and_the_link(
     matcher: MatchService,
 ) -> None:
     """No frame and no version: the wording itself dates the paste (jax#20010, ``…Please
-    file an issue on https://github.com/google/jax/issues.``), so the site is shown as a
-    release that printed it shipped it, not as the newest. Every curated record's dated older
-    wording is tried."""
+    file an issue on https://github.com/google/jax/issues.``): the release reads as the
+    releases that printed it, and the site is shown as the last of them shipped it, not as
+    the newest. Every curated record's dated older wording is tried."""
     tried = []
     for record in curated_records(load_settings().seed_paths[:-1]):
         for wording in record.get("olderWordings") or []:
             if not re.fullmatch(RELEASE_PATTERN, wording.get("until") or ""):
                 continue  # undated, or dated in words ("jax 0.8.2 (0.8.1 is the last …)")
             paste = f"{record['errorClass']}: {render(wording['text'])}\n"
-            found = next(iter(matcher.match(MatchRequest(text=paste)).matches), None)
+            answer = matcher.match(MatchRequest(text=paste))
+            found = next(iter(answer.matches), None)
             if found is None or found.errorId != record["id"] or found.variant == "current":
                 continue  # all placeholder, or another wording or record reads it as well
             if found.source is None:
                 continue  # no mined site (the safe_zip record)
             tried.append(wording["until"])
-            # That release, or the nearest before it where the record's site stood.
-            assert release_key(found.source.release) <= release_key(wording["until"])
+            release = answer.release
+            assert release is not None and release.used is not None
+            assert [e.kind for e in release.evidence] == ["wording"]
+            assert release_key(release.used) <= release_key(wording["until"])
+            assert release.used == release.releases[-1] == found.source.release
     assert len(tried) >= 10
 
 

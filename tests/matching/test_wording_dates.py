@@ -1,0 +1,147 @@
+"""A matched message dates the paste: JAX printed each wording of a site's message in some
+releases only, and the site stood in some releases only. Read against JAX's mined sites."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import pytest
+
+from app.knowledge.mining import MINED_SITES
+from app.knowledge.releases import release_key
+from app.matching.frames import FrameIndex, ReleaseReading, Worded, _span
+
+
+@cache
+def changed_sites() -> tuple[dict[str, Any], ...]:
+    """The mined facts of every site whose message JAX reworded, with their record's id."""
+    found = []
+    for line in MINED_SITES.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        facts = item["record"] if "record" in item else item["annotation"]["mined"]
+        if len(facts.get("messageHistory") or ()) > 1:
+            record_id = item["record"]["id"] if "record" in item else item["annotation"]["recordId"]
+            found.append({**facts, "id": record_id})
+    return tuple(found)
+
+
+def printed(site: dict[str, Any], wording: dict[str, str]) -> tuple[str, ...]:
+    """The releases that shipped ``site`` and printed ``wording``, oldest first."""
+    first, last = release_key(wording["from"]), release_key(wording["until"])
+    shipped = [e["release"] for e in site["releases"]]
+    return tuple(
+        sorted(
+            (r for r in set(shipped) if first <= release_key(r) <= last),
+            key=release_key,
+        )
+    )
+
+
+def nothing_read() -> ReleaseReading:
+    reading = FrameIndex.load().read(["a paste that tells no release"], [], None)
+    assert reading.releases == ()
+    return reading
+
+
+def reading_of(releases: tuple[str, ...], given: str | None = None) -> ReleaseReading:
+    """What frames that agree with ``releases`` would have read."""
+    used = given or releases[-1]
+    return replace(nothing_read(), releases=releases, span=_span(releases), given=given, used=used)
+
+
+def test_every_wording_of_a_reworded_message_dates_a_paste_that_tells_nothing_else() -> None:
+    frames = FrameIndex.load()
+    tried = 0
+    for site in changed_sites():
+        history = site["messageHistory"]
+        for number, wording in enumerate(history):
+            until = None if number == len(history) - 1 else wording["until"]
+            message = Worded(3, wording["errorMessage"], (site["id"],), until)
+            dated = frames.dated(nothing_read(), [message])
+            expected = printed(site, wording)
+            if expected == frames.releases:
+                assert dated.evidence == ()  # a wording every release printed tells nothing
+                continue
+            tried += 1
+            assert dated.releases == expected, (site["id"], wording)
+            assert dated.used == expected[-1]
+            assert dated.evidence[-1].kind == "wording"
+            assert dated.evidence[-1].releases == expected
+            assert (dated.evidence[-1].line, dated.evidence[-1].text) == (3, message.text)
+            assert dated.contradiction is None
+    assert tried > 500
+
+
+def test_the_frames_and_the_wording_narrow_the_releases_together() -> None:
+    site = changed_sites()[0]
+    older, newer = site["messageHistory"][:2]
+    # Frames that read both wordings' releases; the older wording keeps only its own.
+    both = tuple(sorted({*printed(site, older), *printed(site, newer)}, key=release_key))
+    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    dated = FrameIndex.load().dated(reading_of(both), [message])
+    assert dated.releases == printed(site, older)
+    assert dated.used == printed(site, older)[-1]
+
+
+def test_a_wording_the_frames_rule_out_is_reported_and_the_frames_kept() -> None:
+    site = changed_sites()[0]
+    older, newer = site["messageHistory"][:2]
+    frames_read = printed(site, newer)
+    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    dated = FrameIndex.load().dated(reading_of(frames_read), [message])
+    assert dated.releases == frames_read
+    assert dated.contradiction == (
+        f"the paste reads {_span(frames_read)} but its message's wording was printed in "
+        f"{_span(printed(site, older))}"
+    )
+
+
+def test_the_users_version_outside_the_wordings_releases_is_reported() -> None:
+    site = changed_sites()[0]
+    older, newer = site["messageHistory"][:2]
+    given = printed(site, newer)[-1]
+    reading = replace(nothing_read(), given=given, used=given)
+    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    dated = FrameIndex.load().dated(reading, [message])
+    assert dated.used == given
+    assert dated.releases == printed(site, older)
+    assert dated.contradiction == f"jaxVersion {given} but the paste reads {dated.span}"
+
+
+def test_a_message_several_sites_print_is_dated_by_all_of_them() -> None:
+    """The records one message fits: the paste may come from any release of any of them."""
+    frames = FrameIndex.load()
+    current = {site["id"]: printed(site, site["messageHistory"][-1]) for site in changed_sites()}
+    first, second = next(
+        (a, b)
+        for a in current
+        for b in current
+        if not set(current[a]) <= set(current[b])
+        and not set(current[b]) <= set(current[a])
+        and len({*current[a], *current[b]}) < len(frames.releases)
+    )
+    dated = frames.dated(nothing_read(), [Worded(1, "", (first, second), None)])
+    assert dated.releases == tuple(sorted({*current[first], *current[second]}, key=release_key))
+
+
+@pytest.mark.parametrize(
+    "reading",
+    [
+        nothing_read(),
+        # A version the paste names that errata has not mined: that naming wins.
+        replace(nothing_read(), outside="the paste names jax 0.11.0, newer than 0.10.2"),
+    ],
+)
+def test_a_record_without_a_site_or_a_version_outside_tells_nothing_more(
+    reading: ReleaseReading,
+) -> None:
+    site = changed_sites()[0]
+    older = site["messageHistory"][0]
+    curated_only = Worded(1, "", (site["id"], "curated-without-a-site"), older["until"])
+    assert FrameIndex.load().dated(reading, [curated_only]) == reading
+    if reading.outside is not None:
+        alone = Worded(1, "", (site["id"],), older["until"])
+        assert FrameIndex.load().dated(reading, [alone]) == reading
