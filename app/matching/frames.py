@@ -194,6 +194,7 @@ class FrameIndex:
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])
+        self._bits = {release: 1 << n for n, release in enumerate(self.releases)}
         self.sites = [Site(*row) for row in data["sites"]]
         # C++ diagnostics' sites, with their (line, releases): no frame stands on them.
         self._compiled = [(Site(*row[:-1]), row[-1]) for row in data["compiled"]]
@@ -227,7 +228,7 @@ class FrameIndex:
         return names
 
     def mask(self, release: str) -> int:
-        return 1 << self.releases.index(release) if release in self.releases else 0
+        return self._bits.get(release, 0)
 
     def sites_at(self, frame: Frame) -> list[tuple[Site, int]]:
         """The sites on the frame's line, in the frame's function, with their releases."""
@@ -282,7 +283,15 @@ class FrameIndex:
         return self.names(self._site_mask(record_id))
 
     def _site_mask(self, record_id: str) -> int:
-        return _union(releases for _, _, releases in self._site_lines.get(record_id, ()))
+        return self._site_masks.get(record_id, 0)
+
+    @cached_property
+    def _site_masks(self) -> dict[str, int]:
+        """Record id → every release with its site: built on first use."""
+        return {
+            record_id: _union(releases for _, _, releases in places)
+            for record_id, places in self._site_lines.items()
+        }
 
     def wording_releases(self, record_id: str, until: str | None) -> int:
         """The releases whose site of the record printed the wording that ``until`` names
@@ -324,6 +333,8 @@ class FrameIndex:
                 allowed &= mask
                 evidence.append(Evidence("wording", message.line, message.text, self.names(mask)))
         if allowed == read:
+            if contradiction == reading.contradiction:
+                return reading
             return replace(reading, contradiction=contradiction)
         releases = self.names(allowed)
         given = reading.given
