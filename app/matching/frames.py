@@ -137,7 +137,9 @@ class Worded(NamedTuple):
     line: int  # the pasted line's number
     text: str  # the wording's words that matched: the pattern's longest literal
     record_ids: tuple[str, ...]  # the record matched, then the others the message fits
-    until: str | None  # the last release printing the wording matched; None: the current
+    # Of each wording of the record that reads the message, the last release printing it;
+    # None: today's
+    untils: tuple[str | None, ...]
 
 
 class SourceSite(NamedTuple):
@@ -320,7 +322,10 @@ class FrameIndex:
         evidence = list(reading.evidence)
         contradiction = reading.contradiction
         for message in worded:
-            masks = [self.wording_releases(r, message.until) for r in message.record_ids]
+            masks = [
+                _union(self.wording_releases(record_id, until) for until in message.untils)
+                for record_id in message.record_ids
+            ]
             if not all(masks):
                 continue
             mask = _union(masks)

@@ -135,6 +135,9 @@ class Match:
     truncated: bool = False
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
+    # Every wording of the record that reads the message, ``variant`` first: an older
+    # wording and today's may read the same text.
+    variants: tuple[str, ...] = ()
     user_frame: UserFrame | None = None  # where the user's own code appears in the paste
     # or "wrapped message", "cut message", "line", "wrapped line", "cut line"
     found_in: str = "exception message"
@@ -566,23 +569,33 @@ def _best_per_error(
             key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here | shown, defined)
         )
         score, chosen = group[0]
+        record_id = index.entries[chosen.hit.entry].record_id
         others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
-        others.pop(index.entries[chosen.hit.entry].record_id, None)
-        best.append((score, chosen, tuple(others)))
+        others.pop(record_id, None)
+        variants = tuple(
+            dict.fromkeys(
+                entry.variant
+                for _, c in group
+                if (entry := index.entries[c.hit.entry]).record_id == record_id
+            )
+        )
+        best.append((score, chosen, tuple(others), variants))
     best.sort(key=lambda item: _rank(item[1], item[0]))
 
     sources = cache(lambda: find_value_sources(paste.lines))
     frame = user_frame(paste.lines) if best else None
     reported: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     matches = []
-    for score, chosen, alternatives in best:
+    for score, chosen, alternatives, variants in best:
         key = (
             index.entries[chosen.hit.entry].record_id,
             tuple(sorted(chosen.hit.captures.items())),
         )
         if key not in reported:
             reported.add(key)
-            matches.append(_match(chosen, score, alternatives, index, paste, sources, frame))
+            matches.append(
+                _match(chosen, score, alternatives, variants, index, paste, sources, frame)
+            )
     return tuple(matches)
 
 
@@ -633,6 +646,7 @@ def _match(
     candidate: _Candidate,
     score: float,
     alternatives: tuple[str, ...],
+    variants: tuple[str, ...],
     index: AnyIndex,
     paste: NormalizedPaste,
     sources: Callable[[], Sequence[ValueSource]],
@@ -662,6 +676,7 @@ def _match(
         truncated=hit.truncated,
         metadata=entry.metadata,
         alternatives=alternatives,
+        variants=variants,
         user_frame=frame,
         found_in=candidate.found_in,
         literal=max(index.literals(hit.entry), key=len, default=""),
@@ -671,11 +686,12 @@ def _match(
 
 
 def _worded(match: Match) -> Worded | None:
-    """What the match tells of the paste's release; ``None`` for a wording not dated."""
-    until = wording_until(match.variant)
-    if until is None and match.variant != "current":
+    """What the match tells of the paste's release; ``None`` where a wording that reads it
+    is not dated."""
+    untils = tuple(wording_until(variant) for variant in match.variants)
+    if any(u is None and v != "current" for u, v in zip(untils, match.variants, strict=True)):
         return None
-    return Worded(match.line_number, match.literal, (match.record_id, *match.alternatives), until)
+    return Worded(match.line_number, match.literal, (match.record_id, *match.alternatives), untils)
 
 
 def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:

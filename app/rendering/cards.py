@@ -154,11 +154,13 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
     told = release.used
     if release.span and release.span != release.used:
         told += f" (the paste reads {release.span})"
+    worded = any(evidence.kind == "wording" for evidence in release.evidence)
     if release.frames:
         told += f", from {release.frames} JAX frame{'s' if release.frames > 1 else ''}"
+        told += " and the message's wording" if worded else ""
     elif any(evidence.kind == "version" for evidence in release.evidence):
         told += ", as the paste names it"
-    elif any(evidence.kind == "wording" for evidence in release.evidence):
+    elif worded:
         told += ", by the message's wording"
     notes = [
         f"Release: {note}."  # the notes start with a name as written: "jaxVersion 0.8.1 but …"

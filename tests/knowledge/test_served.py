@@ -28,6 +28,7 @@ from app.matching.templates import (
 from app.migrate import upgrade
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
+from app.rendering.cards import release_told
 from app.rendering.markdown import escape
 from app.services.catalog import CatalogCache
 from app.services.match import MatchRequest, MatchService
@@ -435,7 +436,12 @@ def test_an_older_wording_with_nothing_else_to_date_it_dates_the_paste_and_the_l
         for wording in record.get("olderWordings") or []:
             if not re.fullmatch(RELEASE_PATTERN, wording.get("until") or ""):
                 continue  # undated, or dated in words ("jax 0.8.2 (0.8.1 is the last …)")
-            paste = f"{record['errorClass']}: {render(wording['text'])}\n"
+            message = render(wording["text"])
+            others = [w for w in record["olderWordings"] if w is not wording]
+            patterns = [record["matchPattern"], *(w["pattern"] for w in others if "pattern" in w)]
+            if any(re.search(pattern, message) for pattern in patterns):
+                continue  # another wording reads the same text: it dates it too
+            paste = f"{record['errorClass']}: {message}\n"
             answer = matcher.match(MatchRequest(text=paste))
             found = next(iter(answer.matches), None)
             if found is None or found.errorId != record["id"] or found.variant == "current":
@@ -449,6 +455,55 @@ def test_an_older_wording_with_nothing_else_to_date_it_dates_the_paste_and_the_l
             assert release_key(release.used) <= release_key(wording["until"])
             assert release.used == release.releases[-1] == found.source.release
     assert len(tried) >= 10
+
+
+def test_a_frame_and_an_older_wording_narrow_the_release_together(
+    matcher: MatchService,
+) -> None:
+    """A JAX frame on a line a reworded site kept across its rewording reads every release
+    with the site there; the message's older wording keeps those that printed it."""
+    tried = 0
+    for site in mined_records():
+        history = site["messageHistory"]
+        for wording in history[:-1]:
+            first, last = release_key(wording["from"]), release_key(wording["until"])
+            for line in {entry["lineNumber"] for entry in site["releases"]}:
+                there = [
+                    e["release"]
+                    for e in site["releases"]
+                    if e["lineNumber"] == line and "filePath" not in e and "function" not in e
+                ]
+                worded = [r for r in there if first <= release_key(r) <= last]
+                if not worded or len(worded) == len(there):
+                    continue  # the line does not outlast the wording
+                message = render(wording["errorMessage"])
+                if any(
+                    re.search(other["messagePattern"], message)
+                    for other in history
+                    if other["errorMessage"] != wording["errorMessage"]
+                ):
+                    continue  # another wording reads the same text
+                paste = (
+                    "Traceback (most recent call last):\n"
+                    f'  File "/venv/site-packages/{site["filePath"]}", line {line}, in '
+                    f"{site['site']['function'].rsplit('.', 1)[-1]}\n"
+                    f"{site['errorClass']}: {message}\n"
+                )
+                answer = matcher.match(MatchRequest(text=paste))
+                found = next(iter(answer.matches), None)
+                if found is None or found.errorId != site["id"] or found.alternatives:
+                    continue  # another record reads the message as well
+                release = answer.release
+                assert release is not None
+                assert [e.kind for e in release.evidence] == ["frame", "wording"], paste
+                assert set(release.releases) == set(worded), paste
+                told = release_told(release).facts[0][1]
+                assert told.endswith("from 1 JAX frame and the message's wording")
+                tried += 1
+                break
+        if tried >= 5:
+            break
+    assert tried >= 5
 
 
 # MLIR's words before an op's diagnostic: the op's name, or a placeholder for it.

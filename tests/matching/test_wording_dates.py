@@ -59,7 +59,7 @@ def test_every_wording_of_a_reworded_message_dates_a_paste_that_tells_nothing_el
         history = site["messageHistory"]
         for number, wording in enumerate(history):
             until = None if number == len(history) - 1 else wording["until"]
-            message = Worded(3, wording["errorMessage"], (site["id"],), until)
+            message = Worded(3, wording["errorMessage"], (site["id"],), (until,))
             dated = frames.dated(nothing_read(), [message])
             expected = printed(site, wording)
             if expected == frames.releases:
@@ -80,17 +80,28 @@ def test_the_frames_and_the_wording_narrow_the_releases_together() -> None:
     older, newer = site["messageHistory"][:2]
     # Frames that read both wordings' releases; the older wording keeps only its own.
     both = tuple(sorted({*printed(site, older), *printed(site, newer)}, key=release_key))
-    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
     dated = FrameIndex.load().dated(reading_of(both), [message])
     assert dated.releases == printed(site, older)
     assert dated.used == printed(site, older)[-1]
+
+
+def test_text_two_wordings_read_is_dated_by_both() -> None:
+    """An older wording and today's may read the same text (a value where the words
+    changed): either release may have printed it, so neither narrows nor contradicts."""
+    site = changed_sites()[0]
+    older, newer = site["messageHistory"][:2]
+    both = tuple(sorted({*printed(site, older), *printed(site, newer)}, key=release_key))
+    message = Worded(1, "", (site["id"],), (older["until"], newer["until"]))
+    reading = reading_of(both)
+    assert FrameIndex.load().dated(reading, [message]) == reading
 
 
 def test_a_wording_the_frames_rule_out_is_reported_and_the_frames_kept() -> None:
     site = changed_sites()[0]
     older, newer = site["messageHistory"][:2]
     frames_read = printed(site, newer)
-    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
     dated = FrameIndex.load().dated(reading_of(frames_read), [message])
     assert dated.releases == frames_read
     assert dated.contradiction == (
@@ -104,7 +115,7 @@ def test_the_users_version_outside_the_wordings_releases_is_reported() -> None:
     older, newer = site["messageHistory"][:2]
     given = printed(site, newer)[-1]
     reading = replace(nothing_read(), given=given, used=given)
-    message = Worded(1, older["errorMessage"], (site["id"],), older["until"])
+    message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
     dated = FrameIndex.load().dated(reading, [message])
     assert dated.used == given
     assert dated.releases == printed(site, older)
@@ -123,7 +134,7 @@ def test_a_message_several_sites_print_is_dated_by_all_of_them() -> None:
         and not set(current[b]) <= set(current[a])
         and len({*current[a], *current[b]}) < len(frames.releases)
     )
-    dated = frames.dated(nothing_read(), [Worded(1, "", (first, second), None)])
+    dated = frames.dated(nothing_read(), [Worded(1, "", (first, second), (None,))])
     assert dated.releases == tuple(sorted({*current[first], *current[second]}, key=release_key))
 
 
@@ -140,8 +151,8 @@ def test_a_record_without_a_site_or_a_version_outside_tells_nothing_more(
 ) -> None:
     site = changed_sites()[0]
     older = site["messageHistory"][0]
-    curated_only = Worded(1, "", (site["id"], "curated-without-a-site"), older["until"])
+    curated_only = Worded(1, "", (site["id"], "curated-without-a-site"), (older["until"],))
     assert FrameIndex.load().dated(reading, [curated_only]) == reading
     if reading.outside is not None:
-        alone = Worded(1, "", (site["id"],), older["until"])
+        alone = Worded(1, "", (site["id"],), (older["until"],))
         assert FrameIndex.load().dated(reading, [alone]) == reading
