@@ -16,6 +16,7 @@ from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key
 from app.matching.frames import (
     FRAME_INDEX_FILE,
+    MAX_CAPITALS_FOUND,
     MAX_REMEMBERED,
     FrameIndex,
     _most_agreed,
@@ -133,6 +134,15 @@ def test_an_explicit_version_is_read(line: str, release: str) -> None:
     assert evidence.kind == "version"
     assert evidence.text.split()[0] in ("jax", "jaxlib")  # whatever case it was written in
     assert evidence.text.split()[1].startswith(release)
+
+
+def test_a_version_named_after_many_capitals_is_read() -> None:
+    """Past ``MAX_CAPITALS_FOUND`` capital Js, the rest of the paste is searched at once."""
+    chatter = " ".join(["JAX"] * (MAX_CAPITALS_FOUND + 10) + ["Jax", "Jupyter"] * 40)
+    paste = f"{chatter}\nUpgraded to JAX 0.4.35 today; Jax 0.4.35 it says\n{MESSAGE}\n"
+    reading = match_paste(paste, catalog_index(), None, FrameIndex.load()).release
+    assert reading is not None and reading.releases == ("0.4.35",)
+    assert [e.line for e in reading.evidence] == [2, 2]
 
 
 @pytest.mark.parametrize(
