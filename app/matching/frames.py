@@ -326,13 +326,9 @@ class FrameIndex:
         evidence = list(reading.evidence)
         contradiction = reading.contradiction
         for message in worded:
-            masks = [
-                _union(self.wording_releases(record_id, until) for until in message.untils)
-                for record_id in message.record_ids
-            ]
-            if not all(masks):
+            mask = self._printing(message)
+            if not mask:
                 continue
-            mask = _union(masks)
             if not allowed & mask:
                 contradiction = contradiction or (
                     f"the paste reads {_span(self.names(allowed))} but its message's wording "
@@ -357,6 +353,19 @@ class FrameIndex:
             used=given or releases[-1],
             contradiction=contradiction,
         )
+
+    def _printing(self, message: Worded) -> int:
+        """The releases that may have printed the message; none where a record it fits has
+        no site, since that record may come from any release."""
+        mask = 0
+        for record_id in message.record_ids:
+            printed = 0
+            for until in message.untils:
+                printed |= self.wording_releases(record_id, until)
+            if not printed:
+                return 0
+            mask |= printed
+        return mask
 
     def _mask_of(self, releases: Iterable[str]) -> int:
         return _union(self.mask(release) for release in releases)

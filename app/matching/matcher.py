@@ -688,10 +688,14 @@ def _match(
 def _worded(match: Match) -> Worded | None:
     """What the match tells of the paste's release; ``None`` where a wording that reads it
     is not dated."""
-    untils = tuple(wording_until(variant) for variant in match.variants)
-    if any(u is None and v != "current" for u, v in zip(untils, match.variants, strict=True)):
-        return None
-    return Worded(match.line_number, match.literal, (match.record_id, *match.alternatives), untils)
+    untils = []
+    for variant in match.variants:
+        until = None if variant == "current" else wording_until(variant)
+        if until is None and variant != "current":
+            return None
+        untils.append(until)
+    records = (match.record_id, *match.alternatives)
+    return Worded(match.line_number, match.literal, records, tuple(untils))
 
 
 def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:
