@@ -218,7 +218,7 @@ def _compare(
         lines_searched=sum(len(texts) for texts in recorder.calls),
         cold_ms=timed.cold_ms,
         median_ms=statistics.median(times),
-        p99_ms=_percentile(times, 99),
+        p99_ms=percentile(times, 99),
         naive_ms=naive_ms,
         naive_extrapolated=done < len(index),
         naive_patterns=done,
@@ -396,7 +396,7 @@ def _ratio(value: float) -> str:
     return f"{value:,.0f}×" if value >= 10 else f"{value:.2g}×"
 
 
-def _percentile(values: Sequence[float], percent: float) -> float:
+def percentile(values: Sequence[float], percent: float) -> float:
     ordered = sorted(values)
     position = min(len(ordered) - 1, max(0, round(percent / 100 * len(ordered)) - 1))
     return ordered[position]
