@@ -151,7 +151,8 @@ class SuggestionOut(BaseModel):
 class EvidenceOut(BaseModel):
     kind: str = Field(
         description="`frame` (a JAX frame on an error site's line), `function` (a JAX frame "
-        "in a function with error sites) or `version` (a version the paste names)."
+        "in a function with error sites), `version` (a version the paste names) or `wording` "
+        "(a message matched, as only some releases printed it; `text` is its words)."
     )
     lineNumber: int
     text: str
