@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from app.alignment import render_list, render_tuple
 from app.knowledge.releases import oldest_release
+from app.matching.index import wording_until
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
@@ -275,7 +276,7 @@ def _match_card(
     facts.extend(release.facts)
     text = list(release.notes)
     if match.variant != "current":
-        text.append(f"Matched the {match.variant} wording of this error.")
+        text.append(_older_wording_note(match.variant))
     if match.fixUnavailable:
         text.append(f"No fix computed: {match.fixUnavailable}.")
     if fix is not None:
@@ -357,6 +358,14 @@ def _source_quotes(source: SourceOnlyOut) -> list[Quote]:
         values = ", ".join(f"{name}={value}" for name, value in source.variables.items())
         quotes.append(Quote("Its values in the paste", values))
     return quotes
+
+
+def _older_wording_note(variant: str) -> str:
+    """Says which wording the paste shows, where it is not the one JAX prints today."""
+    until = wording_until(variant)
+    if until is None:
+        return "Matched an older wording of this error."
+    return f"Matched the wording JAX printed until {until}; later releases word it otherwise."
 
 
 def _pasted_message(match: MatchOut, record: RecordInfo | None) -> str:

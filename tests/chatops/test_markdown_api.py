@@ -103,3 +103,5 @@ def test_a_message_alone_says_the_releases_its_wording_reads(client: httpx.Clien
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
     told = f"{release['used']} (the paste reads {release['span']}), by the message's wording"
     assert f"JAX release `{told}`" in text
+    until = record["record"]["olderWordings"][0]["until"]
+    assert f"Matched the wording JAX printed until {until}; later releases" in text
