@@ -30,7 +30,7 @@ from app.db import transaction
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.matching.index import older_wording
-from app.matching.templates import derive_pattern
+from app.matching.templates import derive_pattern, split_template
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
 from app.records.models import AnnotationRow, RecordRow
@@ -38,6 +38,7 @@ from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 
 SUGGESTIONS = 3
+_WORD = re.compile(r"[A-Za-z]{3,}")
 # Records written since a catalog's version that are applied to it in place; more (an
 # import) and it is rebuilt in a thread, the catalog held answering meanwhile.
 MAX_CHANGES_IN_PLACE = 1_000
@@ -119,8 +120,11 @@ class Catalog:
     def similar(self, text: str) -> list[tuple[str, float]]:
         """Live records whose message reads like ``text``, best first, scored 0..1.
 
-        Words alike are no kinship across backends: when ``text`` names backends (a TPU
-        lowering error, Triton's), only records raised by one of them are offered."""
+        Only a message's own words are compared, not the names of its placeholders: a
+        message that is a value alone (``NotImplementedError(eqn.primitive)``) would read
+        like any text holding "primitive". Words alike are no kinship across backends:
+        when ``text`` names backends (a TPU lowering error, Triton's), only records raised
+        by one of them are offered."""
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
         messages, ids, backends = self._live_messages()
         found = process.extract(
@@ -139,11 +143,15 @@ class Catalog:
 
     def _live_messages(self) -> tuple[list[str], list[str], list[str | None]]:
         if self._live is None:
-            live = [info for info in self.records.values() if not info.retired]
+            worded = [
+                (info, words)
+                for info in self.records.values()
+                if not info.retired and _WORD.search(words := _literal_text(info.message))
+            ]
             self._live = (
-                [info.message for info in live],
-                [info.id for info in live],
-                [info.backend for info in live],
+                [words for _, words in worded],
+                [info.id for info, _ in worded],
+                [info.backend for info, _ in worded],
             )
         return self._live
 
@@ -302,6 +310,11 @@ def _read(
             variant = older_wording(wording["until"]) if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
+
+
+def _literal_text(message: str) -> str:
+    """A message template's own words, its placeholders left out."""
+    return " ".join(piece for piece in split_template(message) if isinstance(piece, str))
 
 
 def _index_pattern(document: dict[str, Any]) -> str:

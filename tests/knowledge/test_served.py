@@ -158,6 +158,20 @@ def test_a_mined_message_pasted_is_matched_over_http(client: httpx.Client) -> No
     assert record["id"] in [match["errorId"] for match in found]
 
 
+def test_suggestions_read_like_the_message_not_like_placeholder_names(
+    client: httpx.Client,
+) -> None:
+    """``NotImplementedError(eqn.primitive)`` is mined as the message ``{eqn.primitive}``:
+    the name of its placeholder is no word JAX prints, so it is offered for nothing."""
+    assert any(r["errorMessage"] == "{eqn.primitive}" for r in mined_records())
+    paste = "NotImplementedError: MLIR translation rule for primitive 'pallas_call' not found"
+    suggestions = client.post("/api/match", json={"text": paste}).json()["suggestions"]
+    assert suggestions
+    for suggestion in suggestions:
+        words = re.sub(r"\{[^{}]*\}", "", suggestion["errorMessage"])
+        assert re.search(r"[A-Za-z]{3,}", words), suggestion["errorMessage"]
+
+
 def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
     """pytorch/xla#9614: Mosaic's C++ refused a module serialized by a newer JAX."""
     text = (
