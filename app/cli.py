@@ -422,16 +422,21 @@ def mine_releases_command(
     ] = None,
 ) -> None:
     """Mine every release of data/jax-releases.json into one dataset (ids kept)."""
+    from app.knowledge.functions import FUNCTIONS_FILE
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
+    functions = rules.with_name(FUNCTIONS_FILE.name)
     with _output(sites) as stream:
-        tracks = mine_releases(git_dir, stream, rules_out=rules)
+        tracks = mine_releases(git_dir, stream, rules_out=rules, functions_out=functions)
     frames = rules.with_name(FRAME_INDEX_FILE.name)
     write_frame_index(sites, frames)
-    err.print(f"{len(tracks)} sites in {sites}; lowering rules in {rules}; frames in {frames}")
+    err.print(
+        f"{len(tracks)} sites in {sites}; lowering rules in {rules}; frames in {frames};"
+        f" functions in {functions}"
+    )
 
 
 @contextmanager

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.knowledge import dataset
+from app.knowledge.functions import function_spans, write_function_spans
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
 from app.knowledge.releases import commit_of, linking_order, release_commits, release_key
@@ -58,12 +59,14 @@ def mine_releases(
     out: IO[str],
     *,
     rules_out: Path | None = None,
+    functions_out: Path | None = None,
     releases: Iterable[str] | None = None,
     curated: Iterable[Path] = DEFAULT_CURATED,
 ) -> dict[str, Track]:
     """Mine each release of the table (``data/jax-releases.json``) from a git repository of
     jax-ml/jax, linked in ``linking_order``: only the mined paths are taken from each tag's
-    tree. The lowering rules of every release go to ``rules_out``."""
+    tree. The lowering rules of every release go to ``rules_out``, where each release
+    defines its functions to ``functions_out``."""
     table = release_commits()
     wanted = list(releases) if releases is not None else list(table)
     with tempfile.TemporaryDirectory(prefix="errata-mine-") as scratch:
@@ -73,6 +76,12 @@ def mine_releases(
         ]
         tracks = dataset.build(trees, None, curated_records(curated))
         rules = rules_by_release((release, mine_lowering_rules(tree)) for tree, release, _ in trees)
+        if functions_out is not None:
+            oldest_first = sorted(trees, key=lambda tree: release_key(tree[1]))
+            write_function_spans(
+                ((release, function_spans(tree)) for tree, release, _ in oldest_first),
+                functions_out,
+            )
     dataset.write(tracks, out)
     if rules_out is not None:
         rules_out.write_text(json.dumps({"rules": rules}, indent=1) + "\n", encoding="utf-8")

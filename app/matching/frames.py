@@ -1,11 +1,11 @@
 """Which JAX release a paste comes from, read from its frames and the versions it names.
 
-Each release puts its error sites at known lines of known functions (the mined dataset), so
-a traceback's JAX frames narrow down the releases it can come from: a frame on a site's line
-names the releases with that site at that line, any other frame in a function with sites
-names the releases where that function has them. Versions the paste spells out
-(``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are read too,
-and a version the user gives wins over all of it.
+Each release puts its error sites and its functions at known lines (the mined dataset, and
+``data/jax-functions.json``), so a traceback's JAX frames narrow down the releases it can
+come from: a frame on a site's line names the releases with that site at that line, any
+other frame the releases whose function of its name spans its line. Versions the paste
+spells out (``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are
+read too, and a version the user gives wins over all of it.
 
 The index is derived from ``data/mined/jax-sites.jsonl`` and committed as
 ``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads it in
@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, source_url
 
@@ -98,7 +99,8 @@ class Site:
 class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
     """One line of the paste that says which releases it comes from."""
 
-    # "frame" (a frame on a site's line), "function" (a frame elsewhere), "version", or
+    # "frame" (a frame on a site's line), "function" (a frame elsewhere in its function),
+    # "version", or
     # "wording" (a matched message as only some releases' sites printed it)
     kind: str
     line: int  # the pasted line's number with ``origins``, else the index into the lines read
@@ -184,8 +186,8 @@ class _PlacedFrame(NamedTuple):
     line: int
     function: str
     text: str  # "jax/_src/pallas/core.py:770 check_invariants"
-    kind: str  # "frame" (on a site's line) or "function" (elsewhere in one with sites)
-    mask: int  # the releases it names; none: a function without sites
+    kind: str  # "frame" (on a site's line) or "function" (elsewhere in its function)
+    mask: int  # the releases it names; none: no release has the function on that line
 
 
 # Where a path's ``jax/`` or ``jaxlib/`` may start: at its start or after a slash, which
@@ -196,9 +198,9 @@ _UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameI
 
 
 class FrameIndex:
-    """(file, line) → the sites there, per release; (file, function) → releases."""
+    """(file, line) → the sites there, per release; (file, function) → its lines, per release."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], functions: dict[str, Any] | None = None) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])
         self._bits = {release: 1 << n for n, release in enumerate(self.releases)}
         self.sites = [Site(*row) for row in data["sites"]]
@@ -207,12 +209,13 @@ class FrameIndex:
         # Tracebacks print a function's own name: "check_invariants", not its class's.
         self._short_names = [site.function.rsplit(".", 1)[-1] for site in self.sites]
         self._lines: dict[str, dict[str, list[list[int]]]] = data["lines"]
-        self.functions = {
-            (file, function): mask
-            for file, by_function in data["functions"].items()
-            for function, mask in by_function.items()
-        }
-        self.files = frozenset(self._lines)
+        # File → function → [first line, last line, releases] (``knowledge.functions``).
+        self._spans: dict[str, dict[str, list[list[int]]]] = {}
+        if functions is not None:
+            if tuple(functions["releases"]) != self.releases:
+                raise ValueError("the function spans count other releases than the sites")
+            self._spans = functions["files"]
+        self.files = frozenset(self._lines).union(self._spans)
         # Record id → (the last release printing it, releases) of each wording, oldest first,
         # for the sites whose message changed.
         self._wordings: dict[str, list[list[Any]]] = data["wordings"]
@@ -221,8 +224,8 @@ class FrameIndex:
         self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
 
     @classmethod
-    def load(cls, path: Path = FRAME_INDEX_FILE) -> FrameIndex:
-        return _load(path)
+    def load(cls, path: Path = FRAME_INDEX_FILE, functions: Path = FUNCTIONS_FILE) -> FrameIndex:
+        return _load(path, functions)
 
     def names(self, mask: int) -> tuple[str, ...]:
         names = self._names.get(mask)
@@ -432,13 +435,21 @@ class FrameIndex:
             for _site, site_mask in self.sites_at(frame):
                 mask |= site_mask
             kind = "frame" if mask else "function"
-            mask = mask or self.functions.get((frame.file, frame.function), 0)
+            mask = mask or self._spanning(frame)
             shown = f"{frame.file}:{frame.line} {frame.function}".rstrip()
             placed = _PlacedFrame(frame.file, frame.line, frame.function, shown, kind, mask)
         if len(self._placed) >= MAX_REMEMBERED:
             self._placed.clear()
         self._placed[text] = placed
         return placed
+
+    def _spanning(self, frame: Frame) -> int:
+        """The releases whose function of the frame's name spans the frame's line."""
+        mask = 0
+        for first, last, releases in self._spans.get(frame.file, {}).get(frame.function, ()):
+            if first <= frame.line <= last:
+                mask |= releases
+        return mask
 
     def _frame(self, match: re.Match[str], number: int) -> Frame | None:
         """The frame a line matching ``_INDENTED_FRAME`` shows, if its file has mined sites."""
@@ -832,8 +843,8 @@ def _span(releases: tuple[str, ...]) -> str:
 
 
 @cache
-def _load(path: Path) -> FrameIndex:
-    return FrameIndex(orjson.loads(path.read_bytes()))
+def _load(path: Path, functions: Path) -> FrameIndex:
+    return FrameIndex(orjson.loads(path.read_bytes()), orjson.loads(functions.read_bytes()))
 
 
 def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -888,18 +899,10 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
             sites.append(row)
             for line, mask in sorted(lines_there.items()):
                 lines.setdefault(file, {}).setdefault(str(line), []).append([number, mask])
-    functions: dict[str, dict[str, int]] = {}
-    for file, by_line in lines.items():
-        for at_line in by_line.values():
-            for number, mask in at_line:
-                function = sites[number][2].rsplit(".", 1)[-1]
-                by_function = functions.setdefault(file, {})
-                by_function[function] = by_function.get(function, 0) | mask
     return {
         "releases": releases,
         "sites": sites,
         "lines": lines,
-        "functions": functions,
         "compiled": compiled,
         "wordings": wordings,
     }

@@ -399,6 +399,37 @@ def test_a_raise_quoted_above_its_message_picks_the_sites_of_that_statement(
     assert [leading for _, leading in tried] == [template for template, _ in tried]
 
 
+def test_a_frame_of_a_function_that_raises_nothing_dates_the_paste_with_the_message(
+    matcher: MatchService,
+) -> None:
+    """jax#18388 (2023): the only JAX frame is the ``pallas_call`` wrapper's call of
+    ``bind``, on line 383 of ``wrapped``, a function which raised nothing until 0.4.31. It
+    is placed where 0.4.16-0.4.20 define ``wrapped``, which agrees with the releases that
+    printed the message; read as the releases where ``wrapped`` raises, it contradicted it."""
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/root/attention.py", line 40, in <module>\n'
+        "    out = attention(q, k, v)\n"
+        '  File "/usr/local/lib/python3.10/dist-packages/jax/_src/pallas/pallas_call.py",'
+        " line 383, in wrapped\n"
+        "    out_flat = pallas_call_p.bind(\n"
+        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: RuntimeError: Internal"
+        " TPU kernel compiler error: unsupported operand shapes or layouts\n"
+    )
+    answer = matcher.match(MatchRequest(text=paste))
+    [found] = answer.matches
+    assert answer.release is not None and answer.release.contradiction is None
+    assert [e.kind for e in answer.release.evidence] == ["function", "wording"]
+    assert "0.4.20" in answer.release.releases
+    shipped = {
+        entry["release"]
+        for record in mined_records()
+        if record["id"] in (found.errorId, *found.alternatives)
+        for entry in record["releases"]
+    }
+    assert set(answer.release.releases) <= shipped
+
+
 def test_a_report_of_an_old_release_is_named_by_where_its_site_stood_then(
     matcher: MatchService,
 ) -> None:

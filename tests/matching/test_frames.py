@@ -3,17 +3,19 @@ lines in every release, and from the versions it spells out; the user's jaxVersi
 
 from __future__ import annotations
 
+import ast
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import jax
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from app.knowledge.mining import MINED_SITES
-from app.knowledge.releases import release_key
+from app.knowledge.releases import newest_release, release_key
 from app.matching.frames import (
     FRAME_INDEX_FILE,
     MAX_CAPITALS_FOUND,
@@ -103,6 +105,32 @@ def test_the_raising_frames_line_names_the_releases_with_a_site_there() -> None:
         assert report.release.used == max(releases, key=release_key)
         assert report.release.evidence[0].kind == "frame"
         assert report.release.evidence[0].line == 4  # the frame's line in the paste
+
+
+def test_a_frame_on_no_sites_line_names_the_releases_whose_function_spans_it() -> None:
+    """A call in a function that raises nothing itself (the traceback's frames above the
+    one that raised) is placed by where each release defines that function: the installed
+    release's own source says where, and a line past the function's end is in none."""
+    installed = Path(jax.__file__).parent / "_src" / "pallas" / "pallas_call.py"
+    file = "jax/_src/pallas/pallas_call.py"
+    tree = ast.parse(installed.read_text(encoding="utf-8"))
+    function = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not sites_in(file, node.name)
+        and node.end_lineno
+        and node.end_lineno - node.lineno > 5
+    )
+    index = FrameIndex.load()
+    inside = traceback_at(file, function.lineno + 2, function.name)
+    reading = match_paste(inside, catalog_index(), None, index).release
+    assert reading is not None
+    assert reading.evidence[0].kind == "function"
+    assert newest_release() in reading.releases
+    past_the_end = traceback_at(file, 100_000, function.name)
+    reading = match_paste(past_the_end, catalog_index(), None, index).release
+    assert reading is not None and reading.frames == 0
 
 
 @pytest.mark.parametrize(

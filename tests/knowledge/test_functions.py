@@ -1,0 +1,78 @@
+"""Where each release defines its functions, mined from JAX's source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jax
+
+from app.knowledge.functions import FUNCTIONS_FILE, by_release, function_spans
+from app.knowledge.releases import newest_release, release_commits
+from app.knowledge.scope import repo_root
+
+
+def test_the_committed_spans_of_the_newest_release_are_its_installed_source() -> None:
+    """The test extras pin the newest release; its wheel's source is mined again here (the
+    wheel leaves out a few modules the git tag has, such as ``pallas/pipelining``)."""
+    assert jax.__version__ == newest_release()
+    mined = function_spans(repo_root(Path(jax.__file__).parent))
+    committed = json.loads(FUNCTIONS_FILE.read_text(encoding="utf-8"))
+    assert committed["releases"] == list(release_commits())
+    newest = 1 << committed["releases"].index(newest_release())
+    shipped = {
+        (file, function, first, last)
+        for file, functions in committed["files"].items()
+        if file in mined
+        for function, spans in functions.items()
+        for first, last, releases in spans
+        if releases & newest
+    }
+    assert shipped == {
+        (file, function, first, last)
+        for file, functions in mined.items()
+        for function, spans in functions.items()
+        for first, last in spans
+    }
+    assert len(mined) > 40 and len(shipped) > 1000
+
+
+def test_a_function_spans_its_decorators_and_nested_ones_keep_their_own_name(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "jax" / "_src" / "pallas"
+    package.mkdir(parents=True)
+    (package / "core.py").write_text(
+        "import functools\n"
+        "\n"
+        "@functools.cache\n"
+        "def outer(x):\n"
+        "  def wrapped(y):\n"
+        "    return y\n"
+        "  return wrapped\n"
+        "\n"
+        "class Spec:\n"
+        "  async def wrapped(self):\n"
+        "    pass\n",
+        encoding="utf-8",
+    )
+    (package / "broken.py").write_text("def f(:\n", encoding="utf-8")
+    (package / "pallas_test_util.py").write_text("def helper():\n  pass\n", encoding="utf-8")
+    spans = function_spans(tmp_path)
+    assert spans == {  # a file Python cannot parse has no functions to place frames in
+        "jax/_src/pallas/core.py": {"outer": [(3, 7)], "wrapped": [(5, 6), (10, 11)]},
+    }
+
+
+def test_releases_defining_a_function_alike_share_its_span() -> None:
+    merged = by_release(
+        [
+            ("0.4.30", {"a.py": {"f": [(1, 5)]}}),
+            ("0.4.31", {"a.py": {"f": [(1, 5)], "g": [(7, 9)]}}),
+            ("0.5.0", {"a.py": {"f": [(2, 6)]}}),
+        ]
+    )
+    assert merged == {
+        "releases": ["0.4.30", "0.4.31", "0.5.0"],
+        "files": {"a.py": {"f": [[1, 5, 0b011], [2, 6, 0b100]], "g": [[7, 9, 0b010]]}},
+    }
