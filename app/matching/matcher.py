@@ -561,12 +561,20 @@ def _best_per_error(
     best = []
     for error, group in by_error.items():
         here = raised.get(error, set())
-        if len({index.entries[c.hit.entry].record_id for _, c in group}) > 1:
+        several = len({index.entries[c.hit.entry].record_id for _, c in group}) > 1
+        if several:
             shown, defined = quoted(), _modules_named([c for _, c in group])
         else:
             shown, defined = frozenset(), frozenset()
         group.sort(
-            key=lambda pair: _preference(index, pair[1].hit.entry, pair[0], here | shown, defined)
+            key=lambda pair: _preference(
+                index,
+                pair[1],
+                pair[0],
+                here | shown,
+                defined,
+                _printed_class(pair[1]) if several else None,
+            )
         )
         score, chosen = group[0]
         record_id = index.entries[chosen.hit.entry].record_id
@@ -600,11 +608,18 @@ def _best_per_error(
 
 
 def _preference(
-    index: AnyIndex, entry: int, score: float, raised_here: set[str], defined: frozenset[str]
-) -> tuple[bool, bool, float, int, bool, int]:
+    index: AnyIndex,
+    candidate: _Candidate,
+    score: float,
+    raised_here: set[str],
+    defined: frozenset[str],
+    printed: str | None,
+) -> tuple[bool, bool, bool, float, int, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste points at (its raising frame, or the
-    statement it shows), ``defined`` the files of the modules its exception classes name."""
+    statement it shows), ``defined`` the files of the modules its exception classes name,
+    ``printed`` the class the message is printed with."""
+    entry = candidate.hit.entry
     literal, shorter = index.specificity(entry)  # more literal text, then a shorter pattern
     record = index.entries[entry]
     known_only_from_source = record.metadata.get("curated") == "false"
@@ -612,11 +627,24 @@ def _preference(
     return (
         record.record_id not in raised_here,
         elsewhere,
+        printed is not None and record.metadata.get("exception_class") != printed,
         -score,
         -literal,
         known_only_from_source,
         -shorter,
     )
+
+
+def _printed_class(candidate: _Candidate) -> str | None:
+    """The class the message is printed with, by its own name: the last one standing right
+    before it, else its exception's. A wrapper's class counts here, unlike in ``_agreement``:
+    Pallas's lowerings each raise "Exception while lowering eqn:" with a class of their own
+    (``TritonLoweringException``, Mosaic's ``LoweringException``), which tells them apart
+    where the module printed is no longer JAX's (``jax_triton.pallas.triton_lowering``)."""
+    inner = _lead_in_classes(candidate.text, candidate.hit.start)
+    if inner:
+        return inner[-1].rsplit(".", 1)[-1]
+    return candidate.record.short_class if candidate.record is not None else None
 
 
 def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:

@@ -368,6 +368,21 @@ def test_a_real_triton_lowering_report_gets_the_triton_record(matcher: MatchServ
     assert "jax/_src/pallas/mosaic/lowering.py" in others
 
 
+def test_a_lowering_class_printed_from_outside_jax_still_names_its_lowering(
+    matcher: MatchService,
+) -> None:
+    """jax-triton#202 (2023): Pallas still lived in jax_triton, whose module printed its
+    Triton lowering's class; no module of JAX's names it, but the class itself does."""
+    paste = (
+        "E         jax_triton.pallas.triton_lowering.TritonLoweringException: Exception while"
+        " lowering eqn:\n"
+        "E           a:i32[6] = scan[length=6 reverse=False unroll=1] b c\n"
+    )
+    [found] = matcher.match(MatchRequest(text=paste)).matches
+    assert found.errorClass == "TritonLoweringException"
+    assert matcher.catalog.records[found.errorId].file == "jax/_src/pallas/triton/lowering.py"
+
+
 def test_a_raise_quoted_above_its_message_picks_the_sites_of_that_statement(
     matcher: MatchService,
 ) -> None:
