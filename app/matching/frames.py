@@ -17,11 +17,11 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -75,6 +75,9 @@ STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
 # anybody's text.
 MAX_STATEMENT_LINES = 8
 MAX_STATEMENT_CHARS = 4000
+# A quoted statement outside a traceback names JAX's site only when its message (or an
+# assert's condition) is this long: ``raise ValueError("bad shape")`` may be anybody's.
+MIN_QUOTED = 20
 # The class a frame's source line raises, guarded on the same line or not
 # (``if num_extensive: raise NotImplementedError``, ``raise ValueError(f"…")``).
 _RAISED = re.compile(r"(?:if\s+(?P<guard>.+?):\s*)?raise\s+(?P<cls>[\w.]+)")
@@ -126,15 +129,16 @@ class ReleaseReading:
 
 @dataclass(frozen=True)
 class RaisePoint:
-    """A mined site the exception's last frame points at, with why."""
+    """A mined site the exception's last frame points at, or the paste quotes, with why."""
 
     record_id: str
     file: str
     function: str
     line: int  # the frame's line in JAX's source
     releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
-    paste_line: int  # the frame's line among the lines read
+    paste_line: int  # the frame's (or the quoted statement's) line among the lines read
     reason: str
+    via: Literal["frame", "quote"] = "frame"  # "quote": the paste shows the statement
 
 
 class Worded(NamedTuple):
@@ -260,8 +264,52 @@ class FrameIndex:
         """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's
         source line, a diff, a code block), read as the miner reads JAX's: one message
         raised at several sites is told apart by the statement the paste quotes."""
-        found: set[str] = set()
-        for number, text in enumerate(lines):
+        return frozenset(
+            record_id
+            for _, key in self._statements(lines, range(len(lines)))
+            for record_id in self._sites_by_statement.get(key, ())
+        )
+
+    def quoted_points(self, lines: Sequence[str], numbers: Iterable[int]) -> list[RaisePoint]:
+        """The sites whose ``raise`` or ``assert`` lines ``numbers`` show as source, outside
+        any traceback (a code block of an issue, a diff): a paste may ask about a statement
+        of JAX's rather than show its error. Each is placed where the newest release with
+        that statement has it. A statement of fewer than ``MIN_QUOTED`` characters (its
+        message, or an assert's condition) could as well be the user's own code."""
+        points = []
+        for number, key in self._statements(lines, numbers):
+            if len(key[1]) < MIN_QUOTED:
+                continue
+            for record_id in self._sites_by_statement.get(key, ()):
+                site = self.site_of(record_id)
+                releases = self.wording_releases(record_id, None)
+                shown = self.source_site(record_id, None)
+                if site is None or shown is None or not releases:
+                    continue
+                names = self.names(releases)
+                kind = "assert" if site.kind == "assert" else "raise"
+                reason = f"the paste quotes this {kind}, as JAX {_span(names)} has it"
+                points.append(
+                    RaisePoint(
+                        record_id,
+                        shown.file,
+                        site.function,
+                        shown.line,
+                        names,
+                        number,
+                        reason,
+                        via="quote",
+                    )
+                )
+        return points
+
+    def _statements(
+        self, lines: Sequence[str], numbers: Iterable[int]
+    ) -> Iterator[tuple[int, tuple[str, str]]]:
+        """Each ``raise`` or ``assert`` starting on lines ``numbers``, read over the lines
+        it spans, as what tells its sites apart (``_statement_keys``)."""
+        for number in numbers:
+            text = lines[number]
             start = STATEMENT.match(text)
             if start is None:
                 continue
@@ -272,8 +320,7 @@ class FrameIndex:
                 marked = following[:1] in ("+", "-", ">")  # a diff's or pytest's mark
                 statement += "\n" + following[marked:]
             for key in _statement_keys(statement):
-                found.update(self._sites_by_statement.get(key, ()))
-        return frozenset(found)
+                yield number, key
 
     @cached_property
     def _sites_by_statement(self) -> dict[tuple[str, str], list[str]]:

@@ -8,7 +8,8 @@ message matches nothing in full is tried as a message cut off part-way, which sc
 lower. A wrapper's words before a message (``INTERNAL: Mosaic failed to compile TPU
 kernel: ValueError: ...``) are not held against it, and the class it names is the one
 compared with the record's. With a ``FrameIndex`` the JAX release is read from the frames,
-and an exception no message matches is named by the JAX frame that raised it.
+an exception no message matches is named by the JAX frame that raised it, and a ``raise`` of
+JAX's quoted outside a traceback (an issue's code block) by the site it is.
 
 One match is reported per distinct error: each exception (or lone line) yields its best
 record, the other records that also fit are listed as alternatives, and an error seen in
@@ -25,7 +26,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from app.matching.frames import STATEMENT, FrameIndex, RaisePoint, ReleaseReading, Worded
+from app.matching.frames import (
+    MAX_STATEMENT_LINES,
+    STATEMENT,
+    FrameIndex,
+    RaisePoint,
+    ReleaseReading,
+    Worded,
+)
 from app.matching.index import AnyIndex, Hit, wording_until
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
@@ -153,7 +161,8 @@ class MatchReport:
     unmatched: tuple[FoundException, ...]  # exceptions no record matched
     release: ReleaseReading | None = None  # read when a frame index is given
     # Where a JAX frame raised an exception no message matched (a bare AssertionError, a
-    # message built at run time), the sites it points at, surest first.
+    # message built at run time), the sites it points at, surest first; then the sites
+    # whose statement the paste quotes outside a traceback, which nothing else names.
     raise_points: tuple[RaisePoint, ...] = ()
 
     @property
@@ -206,7 +215,8 @@ def match_paste(
     candidates = _in_messages(records, texts, owners, hits[:split])
     explained = {c.error for c in candidates if c.explains_all}
     candidates += _in_cut_messages(records, joined, index, explained)
-    in_lines = _in_loose_lines(paste, loose, hits[split:], len(texts), index, joined)
+    loose_text = "\n".join([paste.lines[n] for n in loose])
+    in_lines = _in_loose_lines(paste, loose, loose_text, hits[split:], len(texts), index, joined)
     candidates += [c for c in in_lines if not _quotes_source(paste.lines, c)]
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
@@ -228,13 +238,17 @@ def match_paste(
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
-    unexplained = tuple(
+    unexplained = [point for error, at in points.items() if error not in matched for point in at]
+    if frames is not None and ("raise" in loose_text or "assert" in loose_text):
+        named = {p.record_id for p in unexplained}
+        named.update(r for m in matches for r in (m.record_id, *m.alternatives))
+        shown = frames.quoted_points(paste.lines, loose)
+        unexplained += [point for point in shown if point.record_id not in named]
+    located = tuple(
         replace(point, paste_line=paste.original_line_number(point.paste_line))
-        for error, at in points.items()
-        if error not in matched
-        for point in at
+        for point in unexplained
     )
-    return MatchReport(matches, found, unmatched, release, unexplained)
+    return MatchReport(matches, found, unmatched, release, located)
 
 
 def _message_texts(
@@ -375,12 +389,14 @@ def _location(record: ExceptionRecord | None) -> float:
 def _in_loose_lines(
     paste: NormalizedPaste,
     loose: Sequence[int],
+    loose_text: str,
     hits: Sequence[Hit],
     first: int,
     index: AnyIndex,
     messages: Sequence[str],
 ) -> list[_Candidate]:
-    """The hits in the loose lines (text ``first`` is ``loose[0]``), then messages broken
+    """The hits in the loose lines (text ``first`` is ``loose[0]``; ``loose_text``, all of
+    them joined), then messages broken
     over two of them, then those lines cut off part-way. A cut that shows part of one of
     the paste's exception ``messages`` (pytest's summary line, a chat line quoting it) is
     that exception again, which the message itself answers.
@@ -409,7 +425,7 @@ def _in_loose_lines(
     candidates += wrapped
     found.update(n for c in wrapped for n in (c.line, c.line + 1))
     cuts: list[tuple[int, str, bool]] = []  # line, text up to the cut, whether marked
-    markers = may_be_truncated("\n".join([lines[n] for n in loose]))
+    markers = may_be_truncated(loose_text)
     last = len(lines) - 1
     for line in loose:
         if line in found:
@@ -442,10 +458,17 @@ def _in_loose_lines(
 def _quotes_source(lines: Sequence[str], candidate: _Candidate) -> bool:
     """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff):
     that quotes its message's template, which tells the site that raised it
-    (``FrameIndex.quoted_sites``), and is no error of its own. Asked of the few lines that
-    matched, not of every line."""
+    (``FrameIndex.quoted_sites``), and is no error of its own. The statement starts on the
+    line or above it, its parenthesis still open (``raise ValueError(`` then the message).
+    Asked of the few lines that matched, not of every line."""
     last = candidate.line + (candidate.found_in == "wrapped line")
-    return any(STATEMENT.match(lines[n]) for n in range(candidate.line, last + 1))
+    if any(STATEMENT.match(lines[n]) for n in range(candidate.line, last + 1)):
+        return True
+    for start in range(candidate.line - 1, max(-1, candidate.line - MAX_STATEMENT_LINES), -1):
+        if STATEMENT.match(lines[start]):
+            above = "".join(lines[start : candidate.line])
+            return above.count("(") > above.count(")")
+    return False
 
 
 def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:

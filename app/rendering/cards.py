@@ -172,7 +172,8 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
 
 
 def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTold) -> Card:
-    """An exception no message matched, named by the JAX site its last frame points at."""
+    """An exception no message matched, named by the JAX site its last frame points at; or
+    the site of a statement the paste quotes."""
     first, *others = response.raisePoints
     seen = tuple(
         Quote(
@@ -181,15 +182,17 @@ def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTol
         )
         for found in response.unmatched[:1]
     )
-    text = (
-        f"No known message matched; JAX's frame points at this site: {first.why}.",
-        *release.notes,
-    )
+    if first.via == "quote":
+        told = f"The paste quotes a statement of JAX's source: {first.why}."
+        title = f"JAX raises this in {first.function} ({first.filePath}:{first.line})"
+    else:
+        told = f"No known message matched; JAX's frame points at this site: {first.why}."
+        title = f"Raised by JAX in {first.function} ({first.filePath}:{first.line})"
     return Card(
-        title=f"Raised by JAX in {first.function} ({first.filePath}:{first.line})",
+        title=title,
         facts=tuple(release.facts),
         quotes=seen,
-        text=text,
+        text=(told, *release.notes),
         links=(*_site_links(first, links), *_other_sites(others, links)),
     )
 

@@ -5,7 +5,7 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
-from typing import TypeGuard
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
 
@@ -186,6 +186,10 @@ class RaisePointOut(BaseModel):
     releases: list[str] = Field(description="Releases with this site on that line.")
     sourceUrl: str | None
     why: str
+    via: Literal["frame", "quote"] = Field(
+        description="`frame`: the exception's last JAX frame is on this site; `quote`: the "
+        "paste quotes the site's statement outside a traceback (a code block, a diff)."
+    )
 
 
 class CompilerMessageOut(BaseModel):
@@ -207,7 +211,8 @@ class MatchResponse(BaseModel):
         default_factory=list,
         description="For an exception no message matched (a bare `AssertionError`, a "
         "message built at run time), the error sites its last JAX frame points at, surest "
-        "first.",
+        "first; then the sites whose `raise` or `assert` the paste quotes outside a "
+        "traceback, where nothing else names them.",
     )
     memory: list[MemoryOut] = Field(
         default_factory=list,
@@ -278,6 +283,7 @@ class MatchService:
             releases=list(point.releases),
             sourceUrl=_url(self.frames.source_site(point.record_id, release)),
             why=point.reason,
+            via=point.via,
         )
 
     def _match(self, match: Match, request: MatchRequest, followed: str | None) -> MatchOut:

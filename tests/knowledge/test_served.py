@@ -33,7 +33,11 @@ from app.rendering.markdown import escape
 from app.services.catalog import CatalogCache
 from app.services.match import MatchRequest, MatchService
 from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
-from tests.matching.test_raise_points import real_tiling_assert
+from tests.matching.test_raise_points import (
+    installed_statement,
+    quotable_site,
+    real_tiling_assert,
+)
 
 ANNOTATIONS = SEED_DIR.parent / "annotations"
 # A value of each kind a placeholder can hold, as JAX prints it.
@@ -289,6 +293,19 @@ def test_an_exception_no_message_matches_is_answered_with_the_site_that_raised_i
     assert re.search(r"\*\*Exception on line \d+:\*\* `AssertionError`\n", text)
     assert f"[JAX source]({point['sourceUrl']})" in text
     assert f"[Record page]({full_server.base_url}/errors/{point['slug']})" in text
+
+
+def test_a_quoted_statement_is_answered_with_its_site(client: httpx.Client) -> None:
+    """The chat and page answer to an issue quoting JAX's ``raise`` rather than its error."""
+    record = quotable_site()
+    paste = f"This line refuses my kernel:\n```python\n{installed_statement(record)}\n```\n"
+    [point] = client.post("/api/match", json={"text": paste}).json()["raisePoints"]
+    assert (point["errorId"], point["via"], point["lineNumber"]) == (record["id"], "quote", 3)
+    text = client.post("/api/match", json={"text": paste}, headers={"Accept": "text/markdown"}).text
+    title = f"JAX raises this in {point['function']} ({point['filePath']}:{point['line']})"
+    assert text.startswith(f"### {escape(title)}\n")
+    assert "The paste quotes a statement of JAX's source: the paste quotes this raise" in text
+    assert f"[JAX source]({point['sourceUrl']})" in text
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ frame on one of their lines."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from app.matching.frames import FrameIndex, RaisePoint
+from app.matching.frames import MIN_QUOTED, FrameIndex, RaisePoint
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.tracebacks import read_exceptions
@@ -349,3 +350,68 @@ def test_the_frame_pytest_prints_after_its_e_lines_without_its_source_is_known_b
     end = PYTEST_LONG.index("E       ValueError")
     [point] = raise_points_of(PYTEST_LONG[:start] + ">   ???\n" + PYTEST_LONG[end:])
     assert (point.record_id, point.line, point.function) == ("225d0e9c2ee22311", 820, "")
+
+
+def installed_statement(record: dict[str, Any]) -> str:
+    """The record's ``raise`` as the installed JAX's source has it, over all its lines."""
+    [entry] = [e for e in record["releases"] if e["release"] == jax.__version__]
+    source = (Path(jax.__file__).parent.parent / record["filePath"]).read_text(encoding="utf-8")
+    [statement] = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Raise) and node.lineno == entry["lineNumber"]
+    ]
+    return ast.get_source_segment(source, statement, padded=True) or ""
+
+
+def quotable_site() -> dict[str, Any]:
+    """A raise of the installed release spelled over several lines, with a long message of
+    its own (no other site raises it)."""
+    by_message: dict[tuple[str, str], int] = defaultdict(int)
+    for record in mined_records():
+        by_message[(record["errorClass"], record["errorMessage"])] += 1
+    return next(
+        record
+        for record in mined_records()
+        if record["site"]["kind"] == "raise"
+        and record["filePath"].endswith(".py")
+        and by_message[(record["errorClass"], record["errorMessage"])] == 1
+        and len(record["errorMessage"]) > 40
+        and "{" not in record["errorMessage"]
+        and any(e["release"] == jax.__version__ for e in record["releases"])
+        and installed_statement(record).count("\n") >= 1
+    )
+
+
+def test_a_raise_quoted_in_a_code_block_names_its_site() -> None:
+    """An issue quoting the statement that refuses the user's kernel, not its error."""
+    record = quotable_site()
+    statement = installed_statement(record)
+    paste = f"Why does my kernel hit this?\n\n```python\n{statement}\n```\n"
+    report = match_paste(paste, everything(), None, FrameIndex.load())
+    assert report.matches == ()
+    [point] = report.raise_points
+    assert (point.record_id, point.via) == (record["id"], "quote")
+    assert point.file == record["filePath"]
+    assert jax.__version__ in point.releases
+    assert point.paste_line == 4  # the line the raise starts on
+    assert "the paste quotes this raise" in point.reason
+    # With its error printed after it, the message is the answer, and the quote says no more.
+    printed = f"{paste}\n{record['errorClass']}: {record['errorMessage']}\n"
+    report = match_paste(printed, everything(), None, FrameIndex.load())
+    assert [m.record_id for m in report.matches] == [record["id"]]
+    assert report.raise_points == ()
+
+
+def test_a_short_raise_in_a_code_block_may_be_anybodys() -> None:
+    short = next(
+        r
+        for r in mined_records()
+        if r["site"]["kind"] == "raise"
+        and r["filePath"].endswith(".py")
+        and 0 < len(r["errorMessage"]) < MIN_QUOTED
+        and "{" not in r["errorMessage"]
+    )
+    paste = f"```python\nraise {short['errorClass']}({short['errorMessage']!r})\n```\n"
+    assert FrameIndex.load().quoted_sites(paste.splitlines())  # JAX's statement, to the letter
+    assert match_paste(paste, everything(), None, FrameIndex.load()).raise_points == ()
