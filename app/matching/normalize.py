@@ -122,7 +122,7 @@ _ANSI_BRACKET = re.compile(r"\[\d{1,3}[;m]")
 _MARKUP_CHARACTERS_BUT_STAR = "<`&~"
 _CONTROL_BYTES = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _UNPRINTABLE_BYTES = _CONTROL_BYTES + b"\t"  # line breaks aside
-_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$")
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+.-]*\s*$|^\s*``\s*$")  # and a fence typed short
 _INLINE_FENCE = re.compile(r"^(\s*)```|```\s*$")
 _INLINE_CODE = re.compile(r"^`([^`]+)`$")
 
@@ -264,7 +264,7 @@ def _clean_line(line: str, is_html: bool, ansi: bool = True) -> str:
     if not line.isprintable():  # every _INVISIBLE character is unprintable, as is U+00A0
         line = _INVISIBLE.sub("", line.replace("\u00a0", " ")).expandtabs(4)
     line = _strip_prefixes(line.rstrip())
-    if "```" in line or "~~~" in line:
+    if "``" in line or "~~~" in line:
         if _FENCE.match(line):
             return ""
         line = _INLINE_FENCE.sub(r"\1", line)

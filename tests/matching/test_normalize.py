@@ -73,6 +73,12 @@ def test_code_fences_are_left_blank_and_lines_keep_their_numbers() -> None:
     assert paste.original_line(2) == "ValueError: x"
 
 
+def test_a_fence_typed_short_ends_its_block_too() -> None:
+    """jax#20168 closed its block with two backticks, read until then as the message's tail."""
+    paste = normalize("```\nNotImplementedError: x.\n``\nthanks")
+    assert paste.lines == ("", "NotImplementedError: x.", "", "thanks")
+
+
 def test_crlf_and_cr_line_breaks() -> None:
     paste = normalize("one\r\ntwo\rthree\nfour")
     assert paste.lines == ("one", "two", "three", "four")
