@@ -32,6 +32,8 @@ from app.services.match import (
     ValuesOut,
 )
 
+# A record's solutions shown in a match's answer; the record's page shows them all.
+MAX_SOLUTIONS_SHOWN = 3
 # What Slack or Mattermost would read as a mention or a channel link.
 _MENTION = re.compile(r"<[!@#]|@\w")
 # The matcher names inferred values by attribute; cards label them for people.
@@ -289,6 +291,8 @@ def _match_card(
     if match.primitive is not None:
         text.extend(_primitive_text(match.primitive))
         fixes = (*fixes, *_rewrite_cards(match.primitive))
+    if not fixes and record is not None:
+        text.extend(_what_to_do(record.solutions))
     if match.sourceOnly is not None:
         facts.extend(_source_facts(match.sourceOnly))
         quotes.extend(_source_quotes(match.sourceOnly))
@@ -361,6 +365,13 @@ def _source_quotes(source: SourceOnlyOut) -> list[Quote]:
         values = ", ".join(f"{name}={value}" for name, value in source.variables.items())
         quotes.append(Quote("Its values in the paste", values))
     return quotes
+
+
+def _what_to_do(solutions: tuple[str, ...]) -> list[str]:
+    """The record's curated advice, where the engine computed no fix for the paste's values:
+    the answer then says what to do without sending the reader to the record's page."""
+    shown = solutions[:MAX_SOLUTIONS_SHOWN]
+    return [f"{'What to do' if n == 0 else 'Or'}: {text}" for n, text in enumerate(shown)]
 
 
 def _older_wording_note(variant: str) -> str:

@@ -89,6 +89,9 @@ class RecordInfo:
     backend: str | None = None  # where JAX raises it, from its source file (see backend_of)
     file: str | None = None
     curated: bool = True  # False for a record known only from JAX's source (mined, derived)
+    # What to do, as people wrote it (errata's correction in its place, where it made one);
+    # none for a record known only from JAX's source.
+    solutions: tuple[str, ...] = ()
 
 
 class Catalog:
@@ -201,7 +204,7 @@ _BACKEND_WORDS = {
 }
 
 
-# What the catalog needs of a record: its columns, and three fields of its document read by
+# What the catalog needs of a record: its columns, and some fields of its document read by
 # the database (as JSON text), so the large documents are never loaded whole.
 _INDEXED = select(
     RecordRow.id,
@@ -216,6 +219,7 @@ _INDEXED = select(
     RecordRow.document["operations"].as_string(),
     RecordRow.document["olderWordings"].as_string(),
     RecordRow.document["documentationSource"].as_string(),
+    RecordRow.document["solutions"].as_string(),
 )
 
 
@@ -271,7 +275,7 @@ def _read(
     shared: dict[tuple[str, str, bool, str], dict[str, str]] = {}
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
-        pattern, typed, ops, older, documentation_source = row[7:]
+        pattern, typed, ops, older, documentation_source, solutions = row[7:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -289,6 +293,7 @@ def _read(
             backend_of(path) if path else None,
             path,
             curated,
+            _solutions(solutions, note),
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue
@@ -310,6 +315,14 @@ def _read(
             variant = older_wording(wording["until"]) if wording.get("until") else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
+
+
+def _solutions(written: str | None, note: dict[str, Any]) -> tuple[str, ...]:
+    """A record's solutions, or errata's correction of them (one text in their place)."""
+    for correction in note.get("corrections") or []:
+        if correction.get("field") == "solutions":
+            return (str(correction["correction"]),)
+    return tuple(str(item) for item in json.loads(written)) if written else ()
 
 
 def _literal_text(message: str) -> str:

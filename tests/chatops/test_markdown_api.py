@@ -7,11 +7,13 @@ from pathlib import Path
 
 import httpx
 
+from app.rendering.markdown import escape
 from tests.chatops.chat import traceback
 from tests.conftest import PUBLIC_BASE_URL
 
 MARKDOWN = {"Accept": "text/markdown"}
 RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
+ANNOTATIONS = RECORDS.with_name("annotations")
 INT4_7 = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
 
 
@@ -105,3 +107,21 @@ def test_a_message_alone_says_the_releases_its_wording_reads(client: httpx.Clien
     assert f"JAX release `{told}`" in text
     until = record["record"]["olderWordings"][0]["until"]
     assert f"Matched the wording JAX printed until {until}; later releases" in text
+
+
+def test_an_answer_without_a_computed_fix_says_what_to_do(client: httpx.Client) -> None:
+    """The curated advice stands in the answer, errata's correction where it made one."""
+    record = json.loads((RECORDS / "tpu-automatic-partitioning.json").read_text())["record"]
+    paste = f"NotImplementedError: {record['errorMessage']}"
+    text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
+    assert f"What to do: {escape(record['solutions'][0])}" in text
+    assert f"Or: {escape(record['solutions'][1])}" in text
+    annotation = json.loads((ANNOTATIONS / "ffb598de9e3ff51b.json").read_text())["annotation"]
+    [corrected] = [c for c in annotation["corrections"] if c["field"] == "solutions"]
+    paste = traceback("MGPU-COPY-WARPGROUP-BYTES")  # its bytes, but not the block's shape
+    text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
+    assert f"What to do: {escape(corrected['correction'])}" in text
+    # The engine's fixes for the values pasted say it instead.
+    paste = "ValueError: Only byte-aligned shapes are supported. Got shape: int4(7,)"
+    text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
+    assert "**Fix: " in text and "What to do" not in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from dataclasses import replace
 
 import pytest
 from slack_sdk.signature import Clock
@@ -243,6 +244,21 @@ def test_an_unfixed_match_is_headed_with_the_pasted_line_unless_it_could_mention
     for line in ("Got <!channel> but 128", "Got @here but 128"):
         [card] = match_cards(_unfixed_match(line), known, Links(""))
         assert card.title == "NotImplementedError: Got bytes=… but …"
+
+
+def test_an_unfixed_match_says_what_to_do_from_the_records_solutions() -> None:
+    advice = ("Pad the block.", "Use int8.", "Split the copy.", "Ask upstream.")
+    known = {
+        "r1": RecordInfo(
+            "r1", "got-bytes", "Got {bytes=} but {n}", None, None, (), solutions=advice
+        )
+    }
+    [card] = match_cards(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
+    told = [line for line in card.text if line.startswith(("What to do", "Or:"))]
+    assert told == ["What to do: Pad the block.", "Or: Use int8.", "Or: Split the copy."]
+    unadvised = {"r1": replace(known["r1"], solutions=())}
+    [card] = match_cards(_unfixed_match("Got bytes=32 but 128"), unadvised, Links(""))
+    assert not [line for line in card.text if line.startswith("What to do")]
 
 
 def test_a_source_only_errors_closest_records_link_by_id_where_they_have_no_slug() -> None:
