@@ -103,8 +103,7 @@ class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct 
     """One line of the paste that says which releases it comes from."""
 
     # "frame" (a frame on a site's line), "function" (a frame elsewhere in its function),
-    # "version", or
-    # "wording" (a matched message as only some releases' sites printed it)
+    # "version", or "wording" (a matched message as only some releases' sites printed it)
     kind: str
     line: int  # the pasted line's number with ``origins``, else the index into the lines read
     text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
@@ -134,7 +133,7 @@ class RaisePoint:
     record_id: str
     file: str
     function: str
-    line: int  # the frame's line in JAX's source
+    line: int  # the frame's line in JAX's source (a quote's: the newest release's line)
     releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
     paste_line: int  # the frame's (or the quoted statement's) line among the lines read
     reason: str
@@ -472,7 +471,7 @@ class FrameIndex:
         return found
 
     def _place(self, text: str) -> _PlacedFrame | None:
-        """The frame a line shows if its file has mined sites, with the releases it names;
+        """The frame a line shows if its file is one mined, with the releases it names;
         remembered by the line's text, since tracebacks repeat frames and pastes share JAX's."""
         match = _INDENTED_FRAME.match(text)
         frame = None if match is None else self._frame(match, 0)
@@ -499,7 +498,7 @@ class FrameIndex:
         return mask
 
     def _frame(self, match: re.Match[str], number: int) -> Frame | None:
-        """The frame a line matching ``_INDENTED_FRAME`` shows, if its file has mined sites."""
+        """The frame a line matching ``_INDENTED_FRAME`` shows, if its file is one mined."""
         path = match["path"] or match["ipath"] or match["ppath"]
         file = self._file(path.replace("\\", "/"))
         if file is None:

@@ -396,10 +396,9 @@ def _in_loose_lines(
     messages: Sequence[str],
 ) -> list[_Candidate]:
     """The hits in the loose lines (text ``first`` is ``loose[0]``; ``loose_text``, all of
-    them joined), then messages broken
-    over two of them, then those lines cut off part-way. A cut that shows part of one of
-    the paste's exception ``messages`` (pytest's summary line, a chat line quoting it) is
-    that exception again, which the message itself answers.
+    them joined), then messages broken over two of them, then those lines cut off part-way.
+    A cut that shows part of one of the paste's exception ``messages`` (pytest's summary
+    line, a chat line quoting it) is that exception again, which the message itself answers.
 
     A message inside a line counts when an exception class stands right before it or it
     shows ``LOOSE_MIN_LITERAL`` characters of literal text. A span in backticks, or a line
