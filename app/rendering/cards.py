@@ -117,7 +117,7 @@ def match_cards(
         ]
         return matched + memory
     if response.raisePoints:
-        return [_raise_point_card(response, links, release), *memory]
+        return [_raise_point_card(response, known, links, release), *memory]
     seen = tuple(
         Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
         for found in response.unmatched[:3]
@@ -173,9 +173,11 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
     return ReleaseTold([("JAX release", told)], notes)
 
 
-def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTold) -> Card:
+def _raise_point_card(
+    response: MatchResponse, known: Mapping[str, RecordInfo], links: Links, release: ReleaseTold
+) -> Card:
     """An exception no message matched, named by the JAX site its last frame points at; or
-    the site of a statement the paste quotes."""
+    the site of a statement the paste quotes. With the site's curated advice, if any."""
     first, *others = response.raisePoints
     seen = tuple(
         Quote(
@@ -184,6 +186,7 @@ def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTol
         )
         for found in response.unmatched[:1]
     )
+    advised = known.get(first.errorId)
     if first.via == "quote":
         told = f"The paste quotes a statement of JAX's source: {first.why}."
         title = f"JAX raises this in {first.function} ({first.filePath}:{first.line})"
@@ -194,7 +197,7 @@ def _raise_point_card(response: MatchResponse, links: Links, release: ReleaseTol
         title=title,
         facts=tuple(release.facts),
         quotes=seen,
-        text=(told, *release.notes),
+        text=(told, *release.notes, *_what_to_do(advised.solutions if advised else ())),
         links=(*_site_links(first, links), *_other_sites(others, links)),
     )
 

@@ -28,7 +28,7 @@ from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
 from app.services.catalog import RecordInfo
 from app.services.computed import ClosestOut, SourceOnlyOut
-from app.services.match import MatchOut, MatchResponse, ValuesOut, WhyOut
+from app.services.match import MatchOut, MatchResponse, RaisePointOut, ValuesOut, WhyOut
 
 SECRET = "signing-secret"
 NOW = 1_800_000_000
@@ -259,6 +259,37 @@ def test_an_unfixed_match_says_what_to_do_from_the_records_solutions() -> None:
     unadvised = {"r1": replace(known["r1"], solutions=())}
     [card] = match_cards(_unfixed_match("Got bytes=32 but 128"), unadvised, Links(""))
     assert not [line for line in card.text if line.startswith("What to do")]
+
+
+def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None:
+    point = RaisePointOut(
+        errorId="r1",
+        slug="grid-context",
+        filePath="jax/_src/pallas/core.py",
+        function="axis_frame",
+        line=361,
+        lineNumber=13,
+        releases=["0.10.2"],
+        sourceUrl=None,
+        why="the frame's source line is this assert's condition",
+        via="frame",
+    )
+    response = MatchResponse(
+        matches=[], exceptions=[], unmatched=[], suggestions=[], raisePoints=[point]
+    )
+    advised = RecordInfo(
+        "r1",
+        "grid-context",
+        "",
+        "AssertionError",
+        None,
+        (),
+        solutions=("Call pl.program_id inside the kernel.",),
+    )
+    [card] = match_cards(response, {"r1": advised}, Links(""))
+    assert card.text[-1] == "What to do: Call pl.program_id inside the kernel."
+    [card] = match_cards(response, {}, Links(""))
+    assert not any(line.startswith("What to do") for line in card.text)
 
 
 def test_a_source_only_errors_closest_records_link_by_id_where_they_have_no_slug() -> None:
