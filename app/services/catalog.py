@@ -92,6 +92,9 @@ class RecordInfo:
     # What to do, as people wrote it (errata's correction in its place, where it made one);
     # none for a record known only from JAX's source.
     solutions: tuple[str, ...] = ()
+    # The record's own link to its source, pinned to the commit it was written against: the
+    # link of a site no mined release has (a check inside a helper such as safe_zip).
+    github_url: str | None = None
 
 
 class Catalog:
@@ -220,6 +223,7 @@ _INDEXED = select(
     RecordRow.document["olderWordings"].as_string(),
     RecordRow.document["documentationSource"].as_string(),
     RecordRow.document["solutions"].as_string(),
+    RecordRow.document["githubUrl"].as_string(),
 )
 
 
@@ -275,7 +279,7 @@ def _read(
     shared: dict[tuple[str, str, bool, str], dict[str, str]] = {}
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
-        pattern, typed, ops, older, documentation_source, solutions = row[7:]
+        pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -294,6 +298,7 @@ def _read(
             path,
             curated,
             _solutions(solutions, note),
+            github_url or None,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue

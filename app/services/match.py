@@ -116,7 +116,8 @@ class MatchOut(BaseModel):
         default=None,
         description="The error's site in the release the answer follows (`release.used`), "
         "pinned to that release's commit; where that release has no such site, in the "
-        "nearest release that has (the newest, when the paste tells no release).",
+        "nearest release that has (the newest, when the paste tells no release); for a "
+        "site no mined release has, the record's own `githubUrl`.",
     )
     source: SourceSiteOut | None = Field(
         default=None, description="The file, line and release `sourceUrl` points at."
@@ -291,7 +292,7 @@ class MatchService:
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
         site = self.frames.source_site(info.id, followed)
-        source_url = _url(site)
+        source_url = _url(site) or info.github_url
         return MatchOut(
             errorId=info.id,
             slug=info.slug,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -12,6 +13,7 @@ from app.knowledge.scope import backend_of
 from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
 TRACEBACKS = FIXTURES / "tracebacks"
 SAFE_ZIP_RECORD = "75054f2533d302a4"  # data/records/pallas-pipeline-safe-zip-length.json
 
@@ -127,6 +129,16 @@ def test_rule_7_and_rule_1_are_told_apart(client: httpx.Client) -> None:
     copy = match(client, "ValueError: Can only transfer integer bytes (shape=[3, 5], dtype=i4)")
     assert async_store["matches"][0]["rule"] == "MGPU-ASYNC-STORE-INTEGER-BYTES"
     assert copy["matches"][0]["rule"] == "MGPU-COPY-INTEGER-BYTES"
+
+
+def test_a_site_no_release_mined_is_linked_by_its_records_own_url(client: httpx.Client) -> None:
+    """The safe_zip check raises inside JAX's util, under a Pallas line that is no mined
+    site: the record's pinned link is the source shown."""
+    record = json.loads((RECORDS / "pallas-pipeline-safe-zip-length.json").read_text())["record"]
+    paste = "ValueError: safe_zip() argument 1 has length 3 but argument 0 has length 2"
+    [found] = match(client, paste)["matches"]
+    assert found["errorId"] == record["id"]
+    assert found["sourceUrl"] == record["githubUrl"]
 
 
 def test_distractors_match_nothing_and_get_suggestions(client: httpx.Client) -> None:
