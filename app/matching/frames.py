@@ -287,7 +287,7 @@ class FrameIndex:
                     continue
                 names = self.names(releases)
                 kind = "assert" if site.kind == "assert" else "raise"
-                reason = f"the paste quotes this {kind}, as JAX {_span(names)} has it"
+                reason = f"JAX {_span(names)} has this {kind}"
                 points.append(
                     RaisePoint(
                         record_id,

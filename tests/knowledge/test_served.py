@@ -304,7 +304,8 @@ def test_a_quoted_statement_is_answered_with_its_site(client: httpx.Client) -> N
     text = client.post("/api/match", json={"text": paste}, headers={"Accept": "text/markdown"}).text
     title = f"JAX raises this in {point['function']} ({point['filePath']}:{point['line']})"
     assert text.startswith(f"### {escape(title)}\n")
-    assert "The paste quotes a statement of JAX's source: the paste quotes this raise" in text
+    assert f"The paste quotes a statement of JAX's source: {point['why']}." in text
+    assert point["why"].endswith(" has this raise")
     assert f"[JAX source]({point['sourceUrl']})" in text
 
 

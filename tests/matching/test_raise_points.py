@@ -395,7 +395,7 @@ def test_a_raise_quoted_in_a_code_block_names_its_site() -> None:
     assert point.file == record["filePath"]
     assert jax.__version__ in point.releases
     assert point.paste_line == 4  # the line the raise starts on
-    assert "the paste quotes this raise" in point.reason
+    assert point.reason.startswith("JAX ") and point.reason.endswith(" has this raise")
     # With its error printed after it, the message is the answer, and the quote says no more.
     printed = f"{paste}\n{record['errorClass']}: {record['errorMessage']}\n"
     report = match_paste(printed, everything(), None, FrameIndex.load())
