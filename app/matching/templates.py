@@ -169,6 +169,12 @@ def split_template(template: str) -> list[str | Placeholder]:
     return pieces
 
 
+def literal_text(template: str) -> str:
+    """A message template's own words, its placeholders left out: what the names of its
+    values (``{eqn.primitive}``) would add to a comparison of wordings is noise."""
+    return " ".join(piece for piece in split_template(template) if isinstance(piece, str))
+
+
 def _outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str, int]]:
     """``(index, char, bracket depth before it)`` for each character outside string literals."""
     depth = 0

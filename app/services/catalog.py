@@ -30,7 +30,7 @@ from app.db import transaction
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.matching.index import older_wording
-from app.matching.templates import derive_pattern, split_template
+from app.matching.templates import derive_pattern, literal_text
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
 from app.records.models import AnnotationRow, RecordRow
@@ -152,7 +152,7 @@ class Catalog:
             worded = [
                 (info, words)
                 for info in self.records.values()
-                if not info.retired and _WORD.search(words := _literal_text(info.message))
+                if not info.retired and _WORD.search(words := literal_text(info.message))
             ]
             self._live = (
                 [words for _, words in worded],
@@ -328,11 +328,6 @@ def _solutions(written: str | None, note: dict[str, Any]) -> tuple[str, ...]:
         if correction.get("field") == "solutions":
             return (str(correction["correction"]),)
     return tuple(str(item) for item in json.loads(written)) if written else ()
-
-
-def _literal_text(message: str) -> str:
-    """A message template's own words, its placeholders left out."""
-    return " ".join(piece for piece in split_template(message) if isinstance(piece, str))
 
 
 def _index_pattern(document: dict[str, Any]) -> str:

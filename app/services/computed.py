@@ -28,6 +28,7 @@ from app.knowledge.primitives import (
 from app.knowledge.releases import span
 from app.matching.frames import FrameIndex
 from app.matching.memory import BudgetHints, MemoryOverflow, budget_hints, find_overflows
+from app.matching.templates import literal_text
 from app.services.catalog import Catalog, RecordInfo
 
 CLOSEST = 3
@@ -342,7 +343,8 @@ def closest_curated(
     info: RecordInfo, function: str, catalog: Catalog, frames: FrameIndex
 ) -> list[ClosestOut]:
     """The curated records nearest to ``info`` (raised in ``function``) by message, file and
-    function; worked out once per record and catalog: it scores every curated record."""
+    function, of its own backend or Pallas's core; worked out once per record and catalog: it
+    scores every curated record."""
     key = ("closest curated", info.id, function)
     known: list[ClosestOut] | None = catalog.answers.get(key)
     if known is None:
@@ -355,11 +357,14 @@ def _score_curated(
     info: RecordInfo, function: str, catalog: Catalog, frames: FrameIndex
 ) -> list[ClosestOut]:
     scored = []
+    words = literal_text(info.message)
     for other in catalog.records.values():
         if not other.curated or other.retired or other.id == info.id:
             continue
+        if info.backend not in (None, "core") and other.backend not in (info.backend, "core"):
+            continue  # words alike are no kinship across backends
         similarity = fuzz.token_set_ratio(
-            info.message, other.message, processor=utils.default_process
+            words, literal_text(other.message), processor=utils.default_process
         )
         same_file = info.file is not None and other.file == info.file
         other_site = frames.site_of(other.id)

@@ -176,6 +176,21 @@ def test_suggestions_read_like_the_message_not_like_placeholder_names(
         assert re.search(r"[A-Za-z]{3,}", words), suggestion["errorMessage"]
 
 
+def test_the_curated_neighbours_of_a_mined_error_are_of_its_own_backend(
+    matcher: MatchService,
+) -> None:
+    """jax#21999's Mosaic TPU diagnostic was offered Mosaic GPU's bitcast records."""
+    paste = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel:"
+        " unsupported shape cast\n"
+    )
+    [found] = matcher.match(MatchRequest(text=paste)).matches
+    assert found.sourceOnly is not None and found.sourceOnly.closest
+    records = matcher.catalog.records
+    assert records[found.errorId].backend == "tpu"
+    assert {records[near.errorId].backend for near in found.sourceOnly.closest} <= {"tpu", "core"}
+
+
 def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
     """pytorch/xla#9614: Mosaic's C++ refused a module serialized by a newer JAX."""
     text = (
