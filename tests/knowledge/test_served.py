@@ -52,6 +52,9 @@ SAMPLES = {
 }
 
 
+CURATED = Path(__file__).resolve().parents[2] / "data" / "records"
+
+
 @cache
 def mined_records() -> list[dict[str, Any]]:
     lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
@@ -189,6 +192,35 @@ def test_the_curated_neighbours_of_a_mined_error_are_of_its_own_backend(
     records = matcher.catalog.records
     assert records[found.errorId].backend == "tpu"
     assert {records[near.errorId].backend for near in found.sourceOnly.closest} <= {"tpu", "core"}
+
+
+def test_a_pallas_call_without_a_backend_in_an_old_release_says_what_to_install(
+    matcher: MatchService,
+) -> None:
+    """jax-triton#219 (2023): JAX 0.4.15-0.4.20 had no pallas_call lowering without
+    jax-triton, and JAX's core said so for any primitive; errata says it for pallas_call."""
+    record = json.loads((CURATED / "pallas-call-no-lowering-before-0-4-21.json").read_text())
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/quickstart.py", line 14, in <module>\n'
+        "    add_vectors(x, y)\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/jax/_src/pallas/pallas_call.py",'
+        " line 353, in wrapped\n"
+        "    out_flat = pallas_call_p.bind(\n"
+        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: NotImplementedError: MLIR"
+        " translation rule for primitive 'pallas_call' not found for platform cuda\n"
+    )
+    answer = matcher.match(MatchRequest(text=paste))
+    [found] = answer.matches
+    assert found.errorId == record["record"]["id"]
+    assert found.captures == {"platform": "cuda"}
+    assert found.sourceUrl == record["record"]["githubUrl"]
+    assert answer.release is not None and answer.release.used is not None
+    assert release_key(answer.release.used) <= release_key("0.4.20")
+    other = (
+        "NotImplementedError: MLIR translation rule for primitive 'sin' not found for platform cpu"
+    )
+    assert matcher.match(MatchRequest(text=other)).matches == []
 
 
 def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
