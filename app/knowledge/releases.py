@@ -17,6 +17,11 @@ RELEASE_PATTERN = r"^\d+(?:\.\d+){2,3}$"
 _RELEASE = re.compile(RELEASE_PATTERN)
 
 
+def is_release(text: str) -> bool:
+    """Whether ``text`` is a release number (``0.9.0.1``), not a commit or a date."""
+    return _RELEASE.fullmatch(text) is not None
+
+
 def release_key(release: str) -> tuple[int, ...]:
     """Orders releases as JAX numbers them (``0.9.0.1`` after ``0.9.0``, before ``0.9.1``)."""
     if not _RELEASE.fullmatch(release):

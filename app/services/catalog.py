@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import collector
 from app.alignment import OPERATIONS, RULES
 from app.db import transaction
+from app.knowledge.releases import is_release
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.matching.index import older_wording
@@ -317,9 +318,21 @@ def _read(
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
-            variant = older_wording(wording["until"]) if wording.get("until") else "older"
+            until = _last_release_printing(wording, note)
+            variant = older_wording(until) if until else "older"
             entries.append(PatternEntry(record_id, pattern, variant, metadata))
     return records, entries
+
+
+def _last_release_printing(wording: dict[str, Any], note: dict[str, Any]) -> str | None:
+    """The last release that printed an older wording: its ``until`` where that is one, else
+    the mined history's for that very text. People date a wording by the commit that changed
+    it (``ab57051f06 (2025-08-18)``), which says no release; the miner dates each by release."""
+    until = wording.get("until")
+    if until and is_release(until):
+        return str(until)
+    history = (note.get("mined") or {}).get("messageHistory") or []
+    return next((w["until"] for w in history if w["errorMessage"] == wording["text"]), None)
 
 
 def _solutions(written: str | None, note: dict[str, Any]) -> tuple[str, ...]:

@@ -223,6 +223,29 @@ def test_a_pallas_call_without_a_backend_in_an_old_release_says_what_to_install(
     assert matcher.match(MatchRequest(text=other)).matches == []
 
 
+def test_a_curated_wording_dated_by_commit_is_dated_by_release_from_the_mined_history(
+    matcher: MatchService,
+) -> None:
+    """Seed 001 dates its older wordings by the commit that changed them (no release); the
+    mined history of its site says which releases printed that very text."""
+    [history] = [
+        item["annotation"]["mined"]["messageHistory"]
+        for item in map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines())
+        if item.get("annotation", {}).get("recordId") == "ffb598de9e3ff51b"
+    ]
+    worded = next(w for w in history[:-1] if "{" not in w["errorMessage"])
+    paste = f"NotImplementedError: {worded['errorMessage']}\n"
+    answer = matcher.match(MatchRequest(text=paste))
+    [found] = answer.matches
+    assert (found.errorId, found.variant) == (
+        "ffb598de9e3ff51b",
+        f"older wording ({worded['until']})",
+    )
+    assert answer.release is not None and answer.release.releases
+    first, last = release_key(worded["from"]), release_key(worded["until"])
+    assert all(first <= release_key(r) <= last for r in answer.release.releases)
+
+
 def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
     """pytorch/xla#9614: Mosaic's C++ refused a module serialized by a newer JAX."""
     text = (
