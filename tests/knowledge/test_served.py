@@ -171,7 +171,7 @@ def test_suggestions_read_like_the_message_not_like_placeholder_names(
     """``NotImplementedError(eqn.primitive)`` is mined as the message ``{eqn.primitive}``:
     the name of its placeholder is no word JAX prints, so it is offered for nothing."""
     assert any(r["errorMessage"] == "{eqn.primitive}" for r in mined_records())
-    paste = "NotImplementedError: MLIR translation rule for primitive 'pallas_call' not found"
+    paste = "NotImplementedError: MLIR translation rule for primitive 'sin' not found"
     suggestions = client.post("/api/match", json={"text": paste}).json()["suggestions"]
     assert suggestions
     for suggestion in suggestions:
