@@ -55,6 +55,20 @@ SAMPLES = {
 CURATED = Path(__file__).resolve().parents[2] / "data" / "records"
 
 
+def staged_at(line: int, error: str) -> str:
+    """A traceback whose only JAX frame is ``pallas_call``'s ``wrapped`` on ``line``,
+    staging the operation that then failed with ``error``, as JAX prints it."""
+    return (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/kernel.py", line 40, in <module>\n'
+        "    out = kernel(x)\n"
+        '  File "/opt/venv/lib/python3.11/site-packages/jax/_src/pallas/pallas_call.py",'
+        f" line {line}, in wrapped\n"
+        "    out_flat = pallas_call_p.bind(\n"
+        f"jax._src.source_info_util.JaxStackTraceBeforeTransformation: {error}\n"
+    )
+
+
 @cache
 def mined_records() -> list[dict[str, Any]]:
     lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
@@ -200,15 +214,10 @@ def test_a_pallas_call_without_a_backend_in_an_old_release_says_what_to_install(
     """jax-triton#219 (2023): JAX 0.4.15-0.4.20 had no pallas_call lowering without
     jax-triton, and JAX's core said so for any primitive; errata says it for pallas_call."""
     record = json.loads((CURATED / "pallas-call-no-lowering-before-0-4-21.json").read_text())
-    paste = (
-        "Traceback (most recent call last):\n"
-        '  File "/home/me/quickstart.py", line 14, in <module>\n'
-        "    add_vectors(x, y)\n"
-        '  File "/opt/venv/lib/python3.11/site-packages/jax/_src/pallas/pallas_call.py",'
-        " line 353, in wrapped\n"
-        "    out_flat = pallas_call_p.bind(\n"
-        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: NotImplementedError: MLIR"
-        " translation rule for primitive 'pallas_call' not found for platform cuda\n"
+    paste = staged_at(
+        353,
+        "NotImplementedError: MLIR translation rule for primitive 'pallas_call' not found for"
+        " platform cuda",
     )
     answer = matcher.match(MatchRequest(text=paste))
     [found] = answer.matches
@@ -509,15 +518,9 @@ def test_a_frame_of_a_function_that_raises_nothing_dates_the_paste_with_the_mess
     ``bind``, on line 383 of ``wrapped``, a function which raised nothing until 0.4.31. It
     is placed where 0.4.16-0.4.20 define ``wrapped``, which agrees with the releases that
     printed the message; read as the releases where ``wrapped`` raises, it contradicted it."""
-    paste = (
-        "Traceback (most recent call last):\n"
-        '  File "/root/attention.py", line 40, in <module>\n'
-        "    out = attention(q, k, v)\n"
-        '  File "/usr/local/lib/python3.10/dist-packages/jax/_src/pallas/pallas_call.py",'
-        " line 383, in wrapped\n"
-        "    out_flat = pallas_call_p.bind(\n"
-        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: RuntimeError: Internal"
-        " TPU kernel compiler error: unsupported operand shapes or layouts\n"
+    paste = staged_at(
+        383,
+        "RuntimeError: Internal TPU kernel compiler error: unsupported operand shapes or layouts",
     )
     answer = matcher.match(MatchRequest(text=paste))
     [found] = answer.matches
