@@ -217,7 +217,7 @@ def match_paste(
     candidates += _in_cut_messages(records, joined, index, explained)
     loose_text = "\n".join([paste.lines[n] for n in loose])
     in_lines = _in_loose_lines(paste, loose, loose_text, hits[split:], len(texts), index, joined)
-    candidates += [c for c in in_lines if not _quotes_source(paste.lines, c)]
+    candidates += [c for c in in_lines if not _quotes_known_source(paste.lines, c, frames)]
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
@@ -454,20 +454,33 @@ def _in_loose_lines(
     return candidates
 
 
-def _quotes_source(lines: Sequence[str], candidate: _Candidate) -> bool:
-    """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff):
-    that quotes its message's template, which tells the site that raised it
-    (``FrameIndex.quoted_sites``), and is no error of its own. The statement starts on the
-    line or above it, its parenthesis still open (``raise ValueError(`` then the message).
-    Asked of the few lines that matched, not of every line."""
+def _quotes_known_source(
+    lines: Sequence[str], candidate: _Candidate, frames: FrameIndex | None
+) -> bool:
+    """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff)
+    that names its sites itself (``FrameIndex.quoted_points``): then it quotes its message's
+    template and is no error of its own. A statement no mined release has (a newer JAX's,
+    reworded) still names its record by the words the match found. Asked of the few lines
+    that matched, not of every line."""
+    start = _statement_start(lines, candidate)
+    if start is None:
+        return False
+    return frames is None or bool(frames.quoted_points(lines, [start]))
+
+
+def _statement_start(lines: Sequence[str], candidate: _Candidate) -> int | None:
+    """The line of the ``raise`` or ``assert`` the candidate's line is part of: the line
+    itself, or one above with its parenthesis still open (``raise ValueError(`` then the
+    message)."""
     last = candidate.line + (candidate.found_in == "wrapped line")
-    if any(STATEMENT.match(lines[n]) for n in range(candidate.line, last + 1)):
-        return True
+    for number in range(candidate.line, last + 1):
+        if STATEMENT.match(lines[number]):
+            return number
     for start in range(candidate.line - 1, max(-1, candidate.line - MAX_STATEMENT_LINES), -1):
         if STATEMENT.match(lines[start]):
             above = "".join(lines[start : candidate.line])
-            return above.count("(") > above.count(")")
-    return False
+            return start if above.count("(") > above.count(")") else None
+    return None
 
 
 def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:

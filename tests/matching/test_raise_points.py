@@ -415,3 +415,20 @@ def test_a_short_raise_in_a_code_block_may_be_anybodys() -> None:
     paste = f"```python\nraise {short['errorClass']}({short['errorMessage']!r})\n```\n"
     assert FrameIndex.load().quoted_sites(paste.splitlines())  # JAX's statement, to the letter
     assert match_paste(paste, everything(), None, FrameIndex.load()).raise_points == ()
+
+
+def test_a_quoted_raise_no_release_has_still_names_its_record_by_its_words() -> None:
+    """jax#40081 quoted a newer JAX's statement, its message since given values: no mined
+    site has that statement, and the words it shares with the older message name it."""
+    record = quotable_site()
+    reworded = (
+        f"raise {record['errorClass']}(\n"
+        f"    {record['errorMessage'] + ', '!r}\n"
+        '    f"{layout} vs {shape}"\n'
+        ")"
+    )
+    paste = f"In the newest JAX:\n\n```python\n{reworded}\n```\n"
+    assert FrameIndex.load().quoted_sites(paste.splitlines()) == frozenset()
+    report = match_paste(paste, everything(), None, FrameIndex.load())
+    assert [(m.record_id, m.found_in) for m in report.matches] == [(record["id"], "line")]
+    assert report.raise_points == ()
