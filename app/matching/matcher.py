@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import re
 import string
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
@@ -217,7 +217,12 @@ def match_paste(
     candidates += _in_cut_messages(records, joined, index, explained)
     loose_text = "\n".join([paste.lines[n] for n in loose])
     in_lines = _in_loose_lines(paste, loose, loose_text, hits[split:], len(texts), index, joined)
-    candidates += [c for c in in_lines if not _quotes_known_source(paste.lines, c, frames)]
+    # The statements of JAX's that the loose lines quote (an issue's code block), read once.
+    shown: list[RaisePoint] = []
+    if frames is not None and ("raise" in loose_text or "assert" in loose_text):
+        shown = frames.quoted_points(paste.lines, loose)
+    starts = None if frames is None else {point.paste_line for point in shown}
+    candidates += [c for c in in_lines if not _quotes_known_source(paste.lines, c, starts)]
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
@@ -239,10 +244,9 @@ def match_paste(
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
     unexplained = [point for error, at in points.items() if error not in matched for point in at]
-    if frames is not None and ("raise" in loose_text or "assert" in loose_text):
+    if shown:
         named = {p.record_id for p in unexplained}
         named.update(r for m in matches for r in (m.record_id, *m.alternatives))
-        shown = frames.quoted_points(paste.lines, loose)
         unexplained += [point for point in shown if point.record_id not in named]
     located = tuple(
         replace(point, paste_line=paste.original_line_number(point.paste_line))
@@ -455,17 +459,16 @@ def _in_loose_lines(
 
 
 def _quotes_known_source(
-    lines: Sequence[str], candidate: _Candidate, frames: FrameIndex | None
+    lines: Sequence[str], candidate: _Candidate, starts: Collection[int] | None
 ) -> bool:
     """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff)
-    that names its sites itself (``FrameIndex.quoted_points``): then it quotes its message's
-    template and is no error of its own. A statement no mined release has (a newer JAX's,
-    reworded) still names its record by the words the match found. Asked of the few lines
-    that matched, not of every line."""
+    that names its sites itself: one starting on a line of ``starts``, those of the
+    statements ``FrameIndex.quoted_points`` placed (``None``, without a frame index: any
+    statement). It quotes its message's template then, and is no error of its own. A
+    statement no mined release has (a newer JAX's, reworded) still names its record by the
+    words the match found. Asked of the few lines that matched, not of every line."""
     start = _statement_start(lines, candidate)
-    if start is None:
-        return False
-    return frames is None or bool(frames.quoted_points(lines, [start]))
+    return start is not None and (starts is None or start in starts)
 
 
 def _statement_start(lines: Sequence[str], candidate: _Candidate) -> int | None:
