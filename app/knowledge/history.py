@@ -152,9 +152,13 @@ def link_release(
             _appear(track, item, release, commit, end)
 
 
+# A site's class, kind, message, condition and, for a site with neither, its function.
+_MovedKey = tuple[str, str, str, str | None, str | None]
+
+
 def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Track]:
     """Sites that moved: the same class, kind, message and condition, somewhere else."""
-    waiting: dict[tuple[str, str, str, str | None], list[Track]] = defaultdict(list)
+    waiting: dict[_MovedKey, list[Track]] = defaultdict(list)
     for track in orphans:
         waiting[_moved_key(end.site(track))].append(track)
     pairs: dict[int, Track] = {}
@@ -175,9 +179,18 @@ def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Tra
     return pairs
 
 
-def _moved_key(site: Site) -> tuple[str, str, str, str | None]:
-    """What a moved site keeps: its class, kind, message and condition."""
-    return (site.error_class, site.kind, comparable_text(site), site.condition)
+def _moved_key(site: Site) -> _MovedKey:
+    """What a moved site keeps: its class, kind, message and condition. A site with neither
+    message nor condition (a bare ``raise NotImplementedError``) keeps only its function's
+    name, without which any two such sites, one gone and one new, would pair."""
+    anonymous = not site.template and not site.condition
+    return (
+        site.error_class,
+        site.kind,
+        comparable_text(site),
+        site.condition,
+        site.function if anonymous else None,
+    )
 
 
 def _neighbour(tracks: dict[str, Track], release: str) -> tuple[str | None, _End]:

@@ -110,6 +110,35 @@ def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> No
     assert [(a.line, a.function) for a in moved.appearances] == [(4, "_copy"), (4, "_prepare")]
 
 
+# Bare raises, which say nothing of their own: one method's removed, another's added.
+BARE_IN_UNDO = """
+class SwizzleTransform:
+  def undo(self, ref):
+    raise NotImplementedError
+"""
+BARE_IN_CHECK = """
+class Mesh:
+  def check(self):
+    raise NotImplementedError
+"""
+
+
+def test_a_bare_raise_is_not_taken_for_another_functions_bare_raise(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, BARE_IN_UNDO, BARE_IN_CHECK))
+    by_function = {t.site.function: t.releases for t in tracks.values()}
+    assert by_function == {"SwizzleTransform.undo": ["0.6.0"], "Mesh.check": ["0.7.1"]}
+
+
+def test_a_bare_raise_moved_to_another_file_keeps_its_record(tmp_path: Path) -> None:
+    releases = release_trees(tmp_path, BARE_IN_UNDO, "")
+    # The release after holds the primitives module empty and the method in core.py.
+    core = PRIMITIVES.replace("primitives.py", "core.py")
+    (tmp_path / "0.7.1" / core).write_text(dedent(BARE_IN_UNDO))
+    [track] = dataset.build(releases).values()
+    assert track.releases == ["0.6.0", "0.7.1"]
+    assert [a.file_path for a in track.appearances] == [PRIMITIVES, core]
+
+
 def test_each_release_links_the_file_its_site_stood_in(tmp_path: Path) -> None:
     """A site that moved to another file: each release's link and place are its own."""
     old_tree = tree(tmp_path / "0.6.0", RAISED_IN_COPY)
