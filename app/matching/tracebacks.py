@@ -56,7 +56,9 @@ _EXCEPTION_NAMES = (
 )
 _EXCEPTION_NAME = f"(?:{'|'.join(_EXCEPTION_NAMES)})"
 _EXCEPTION_LINE = re.compile(rf"(?P<cls>{_CLASS})(?::(?: ?(?P<msg>.*))?)?")
-_STRICT_EXCEPTION = re.compile(rf"(?P<cls>{_CLASS}{_EXCEPTION_NAME})(?:: ?(?P<msg>.*))?")
+# Python's own ``Exception`` too, which JAX raises bare (``raise Exception("Invalid fixpoint")``
+# in the state primitives' discharge); a bare "Error:" is a log's or a chat's word.
+_STRICT_EXCEPTION = re.compile(rf"(?P<cls>{_CLASS}{_EXCEPTION_NAME}|Exception)(?:: ?(?P<msg>.*))?")
 
 _TRACEBACK_HEADER = re.compile(r"\s*Traceback \(most recent call last\):?\s*")
 _IPYTHON_HEADER = re.compile(rf"(?P<cls>{_CLASS})\s{{2,}}Traceback \(most recent call last\)\s*")

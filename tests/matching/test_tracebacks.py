@@ -97,6 +97,12 @@ def test_lone_message_line_without_traceback() -> None:
 
 def test_prose_with_colons_is_not_an_exception() -> None:
     assert read("Note: this happens on H100\nSolution: pad the block") == []
+    assert read("Error: the job was preempted") == []
+
+
+def test_pythons_own_exception_class_is_an_exception_line() -> None:
+    [record] = read("it says\nException: Invalid fixpoint\n")
+    assert (record.qualified_class, record.message) == ("Exception", "Invalid fixpoint")
 
 
 def test_traceback_without_its_header() -> None:
