@@ -28,6 +28,7 @@ import orjson
 from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, source_url
+from app.knowledge.scope import backend_of
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -258,6 +259,11 @@ class FrameIndex:
         chosen = _nearest(shipped, self.mask(release) if release else 0)
         file, line, _ = next(entry for entry in placed if entry[2] & chosen)
         return _source_site(file, line, self.names(chosen)[0])
+
+    def backends_shown(self, lines: Sequence[str], numbers: Collection[int]) -> frozenset[str]:
+        """The backends (``mosaic_gpu``, ``triton``, ``tpu``, ``core``) whose mined files the
+        frames among ``lines[numbers]`` stand in."""
+        return frozenset(backend_of(frame.file) for _, frame in self._placed_frames(lines, numbers))
 
     def quoted_sites(self, lines: Sequence[str]) -> frozenset[str]:
         """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's

@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from app.knowledge.scope import backend_of
 from app.matching.frames import (
     MAX_STATEMENT_LINES,
     STATEMENT,
@@ -237,7 +238,12 @@ def match_paste(
                 points[("exception", number)] = at
     raised = {error: {p.record_id for p in at} for error, at in points.items()}
     quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
-    matches = _best_per_error(candidates, index, paste, _version(jax_version), raised, quoted)
+    backends = cache(
+        lambda: frames.backends_shown(paste.lines, reading.structure) if frames else frozenset()
+    )
+    matches = _best_per_error(
+        candidates, index, paste, _version(jax_version), raised, quoted, backends
+    )
     if frames is not None and release is not None:
         release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
     found = tuple(_found(record, paste) for record in records)
@@ -582,6 +588,7 @@ def _best_per_error(
     version: tuple[int, ...] | None,
     raised: Mapping[tuple[str, int], set[str]],
     quoted: Callable[[], frozenset[str]],
+    backends: Callable[[], frozenset[str]],
 ) -> tuple[Match, ...]:
     """One match per error, root causes first, each error reported once. Of the records a
     message fits, the one whose site the paste points at comes first (the exception's last
@@ -590,7 +597,10 @@ def _best_per_error(
     pattern holds the most literal text. Of records alike in all that (one message raised
     at several sites), one with curated advice comes before those known only from JAX's
     source, whose patterns, derived from the message's template, differ from a curated one
-    only in how they capture its values; then the fewest wildcards."""
+    only in how they capture its values; then one of Pallas's core, or of a backend the
+    paste's frames show, before a backend's own site the paste gives no sign of (Mosaic
+    GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every
+    backend does); then the fewest wildcards."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
@@ -602,8 +612,9 @@ def _best_per_error(
         several = len({index.entries[c.hit.entry].record_id for _, c in group}) > 1
         if several:
             shown, defined = quoted(), _modules_named([c for _, c in group])
+            backends_shown = backends() | {"core"}
         else:
-            shown, defined = frozenset(), frozenset()
+            shown, defined, backends_shown = frozenset(), frozenset(), frozenset()
         group.sort(
             key=lambda pair: _preference(
                 index,
@@ -612,6 +623,7 @@ def _best_per_error(
                 here | shown,
                 defined,
                 _printed_class(pair[1]) if several else None,
+                backends_shown,
             )
         )
         score, chosen = group[0]
@@ -652,16 +664,20 @@ def _preference(
     raised_here: set[str],
     defined: frozenset[str],
     printed: str | None,
-) -> tuple[bool, bool, bool, float, int, bool, int]:
+    backends_shown: frozenset[str],
+) -> tuple[bool, bool, bool, float, int, bool, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste points at (its raising frame, or the
     statement it shows), ``defined`` the files of the modules its exception classes name,
-    ``printed`` the class the message is printed with."""
+    ``printed`` the class the message is printed with, ``backends_shown`` the backends of
+    the paste's JAX frames and ``core`` (empty: no record is told apart by its backend)."""
     entry = candidate.hit.entry
     literal, shorter = index.specificity(entry)  # more literal text, then a shorter pattern
     record = index.entries[entry]
     known_only_from_source = record.metadata.get("curated") == "false"
-    elsewhere = record.metadata.get("file") not in defined
+    file = record.metadata.get("file")
+    elsewhere = file not in defined
+    unshown_backend = bool(backends_shown and file and backend_of(file) not in backends_shown)
     return (
         record.record_id not in raised_here,
         elsewhere,
@@ -669,6 +685,7 @@ def _preference(
         -score,
         -literal,
         known_only_from_source,
+        unshown_backend,
         -shorter,
     )
 
