@@ -6,9 +6,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-# Repo-relative roots of the Pallas and Mosaic code that raises the errors errata knows.
+# Repo-relative roots of the Pallas and Mosaic code that raises the errors errata knows,
+# with the state primitives a kernel's every ``x_ref[...]`` read and write goes through.
 PYTHON_SCOPE = (
     "jax/_src/pallas",
+    "jax/_src/state",
     "jax/experimental/mosaic/gpu",
     "jax/_src/tpu_custom_call.py",
 )
@@ -60,7 +62,8 @@ def python_files(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def backend_of(file_path: str) -> str:
-    """``mosaic_gpu``, ``triton``, ``tpu`` or ``core`` (Pallas itself, shared by all)."""
+    """``mosaic_gpu``, ``triton``, ``tpu`` or ``core`` (Pallas itself and its refs' state,
+    shared by all)."""
     for prefix, backend in _BACKENDS:
         if file_path.startswith(prefix):
             return backend

@@ -21,7 +21,6 @@ import re2
 # (JAX, ``(3,)``); dtypes as MLIR text (``i4``, ``f8E4M3FN``, ``complex<f32>``) or numpy
 # names (``int4``); memref types nest angle brackets, so they end lazily at the next literal.
 SHAPE = r"[\[(][-\d,\s]*[\])]"
-LIST_SHAPE = r"\[[-\d,\s]*\]"  # an MLIR type's shape is a Python list
 TUPLE_SHAPE = r"\([-\d,\s]*\)"  # ``tuple(...)`` says so itself
 DTYPE = r"[A-Za-z]\w*(?:<[\w,\s]*>)?"
 NUMBER = r"\d+"
@@ -67,13 +66,12 @@ class Placeholder:
 
     expression: str
     name: str
-    kind: str  # "shape", "list_shape", "tuple_shape", "dtype", "number", "memref" or "text"
+    kind: str  # "shape", "tuple_shape", "dtype", "number", "memref" or "text"
     self_documenting: bool  # ``{bytes=}`` renders as ``bytes=96``
 
 
 _SUBPATTERNS = {
     "shape": SHAPE,
-    "list_shape": LIST_SHAPE,
     "tuple_shape": TUPLE_SHAPE,
     "dtype": DTYPE,
     "number": NUMBER,
@@ -88,7 +86,9 @@ def derive_pattern(template: str) -> str:
     Literal text is escaped, except that a run of two or more spaces matches any run of
     spaces (dashboards collapse JAX's double spaces). A lazy group at the very end is made
     greedy so it captures the rest of the line instead of a single character. An MLIR op's
-    diagnostic matches with or without its op (see ``_OP_PREFIX``).
+    diagnostic matches with or without its op (see ``_OP_PREFIX``). Trailing whitespace is
+    left out: no pasted line keeps it (``normalize`` strips it, as terminals and chat do),
+    and JAX ends some messages with a space (``… Value dtype: {val.dtype}. ``).
     """
     return _rendered(template)[0]
 
@@ -108,6 +108,7 @@ def derive_checked_pattern(template: str) -> str:
 
 def _rendered(template: str) -> tuple[str, bool]:
     """The pattern, and whether any of it is literal text."""
+    template = template.rstrip()
     used: dict[str, int] = {}
     op = _OP_PREFIX.match(template)
     if op is not None:
@@ -248,11 +249,11 @@ def _classify(expression: str) -> tuple[str, str]:
     if lowered in ("element_type", "dtype") or lowered.endswith("_dtype"):
         return "dtype", "dtype"
     if lowered == "shape" or lowered.endswith("_shape"):
-        owner = reference["path"].rsplit(".", 2)[-2].lower() if "." in reference["path"] else ""
+        # Not read from the owner's name: an ``x_ty`` is an MLIR type, whose shape is a
+        # list, in Mosaic's lowering, but an aval, whose shape is a tuple, in JAX's state
+        # primitives (``Expected shape: {expected_out_ty.shape}``).
         if wrapper == "tuple":
             return "shape", "tuple_shape"
-        if owner.endswith(("_ty", "_type")) and not wrapper:
-            return "shape", "list_shape"
         return "shape", "shape"
     if lowered.endswith(("_ty", "_type")) or lowered == "memref":
         return "memref", "memref"

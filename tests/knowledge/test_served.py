@@ -43,7 +43,6 @@ ANNOTATIONS = SEED_DIR.parent / "annotations"
 # A value of each kind a placeholder can hold, as JAX prints it.
 SAMPLES = {
     "shape": "(8, 128)",
-    "list_shape": "[8, 128]",
     "tuple_shape": "(8, 128)",
     "dtype": "float32",
     "number": "7",

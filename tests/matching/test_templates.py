@@ -65,6 +65,23 @@ def test_tuple_call_is_a_shape() -> None:
     assert match["shape"] == "(8, 512)"
 
 
+@pytest.mark.parametrize("printed", ["(8, 128)", "[8, 128]"])
+def test_a_types_shape_is_read_in_either_brackets(printed: str) -> None:
+    """An MLIR type's shape prints as a list, an aval's (``expected_out_ty``) as a tuple."""
+    for template in ("Expected shape: {expected_out_ty.shape}.", "shape={dst_ty.shape}."):
+        match = re.search(derive_pattern(template), f"{template.split('{')[0]}{printed}.")
+        assert match is not None and match["shape"] == printed, template
+
+
+def test_a_message_ending_in_a_space_matches_the_line_pasted_without_it() -> None:
+    pattern = derive_pattern(
+        "Invalid dtype for `swap`. Ref dtype: {ref.dtype}. Value dtype: {v.dtype}. "
+    )
+    line = "Invalid dtype for `swap`. Ref dtype: float32. Value dtype: int32."
+    match = re.fullmatch(pattern, line)
+    assert match is not None and match["dtype_2"] == "int32"
+
+
 def test_trailing_text_group_takes_rest_of_line() -> None:
     match = re.search(derive_pattern("got: {result}"), "got: complex<f32> here")
     assert match is not None
@@ -91,11 +108,13 @@ def test_literal_braces_and_regex_characters() -> None:
 
 @given(st.text(st.characters(blacklist_characters="{}", blacklist_categories=("Cs",))))
 def test_literal_text_matches_itself_and_only_itself(text: str) -> None:
-    """Every regular-expression character, tab and line break of a message is literal."""
+    """Every regular-expression character, tab and line break of a message is literal, but
+    for the whitespace ending it, which no pasted line keeps."""
     pattern = derive_pattern(text)
-    assert re.fullmatch(pattern, text)
-    for at, char in enumerate(text):
-        other = text[:at] + ("b" if char == "a" else "a") + text[at + 1 :]
+    shown = text.rstrip()
+    assert re.fullmatch(pattern, shown)
+    for at, char in enumerate(shown):
+        other = shown[:at] + ("b" if char == "a" else "a") + shown[at + 1 :]
         assert re.fullmatch(pattern, other) is None, other
 
 

@@ -1,0 +1,149 @@
+"""Errors of the state primitives a kernel's refs go through, raised by JAX 0.10.2 itself.
+
+``o_ref[...] = y`` and ``x_ref[i]`` in a kernel go through ``jax/_src/state/``: a value of
+the wrong shape or dtype, or an index the ref cannot take, raises there while the kernel is
+traced, on every backend. Each kernel below is traced by JAX, its error formatted as Python
+prints it (JAX's internal frames filtered out, as users see them), and the paste must be
+matched to the mined record of the state site that raised it, with its source pinned to
+the release the paste's frames read.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.experimental import pallas as pl
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import CURATED_SEED_PATHS, load_settings
+from app.db import make_engine, make_session_factory
+from app.knowledge.mining import MINED_SITES
+from app.knowledge.scope import backend_of
+from app.migrate import upgrade
+from app.records.importer import import_paths
+from app.records.version_watch import VersionWatch
+from app.services.catalog import Catalog, CatalogCache
+from app.services.match import MatchRequest, MatchService
+from tests.conftest import Backend
+from tests.oracle.jax_kernels import user_facing_error
+
+pytestmark = pytest.mark.oracle
+
+BLOCK = jax.ShapeDtypeStruct((8, 128), jnp.float32)
+Kernel = Callable[[Any, Any], None]
+
+
+def transposed_store(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...].T
+
+
+def integer_store(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...].astype(jnp.int32)
+
+
+def store_to_a_smaller_window(x_ref: Any, o_ref: Any) -> None:
+    o_ref[pl.ds(0, 4), :] = x_ref[...]
+
+
+def three_indices_on_two_dimensions(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = jnp.broadcast_to(x_ref[0, 0, 0], (8, 128))
+
+
+def slice_past_the_end(x_ref: Any, o_ref: Any) -> None:
+    o_ref[pl.ds(0, 4), :] = x_ref[pl.ds(6, 4), :]
+
+
+# Each kernel, the state module whose site raises its error, and words of that message.
+CASES: dict[str, tuple[Kernel, str, str]] = {
+    "transposed_store": (transposed_store, "primitives.py", "Invalid shape for `swap`"),
+    "integer_store": (integer_store, "primitives.py", "Invalid dtype for `swap`"),
+    "store_to_a_smaller_window": (
+        store_to_a_smaller_window,
+        "primitives.py",
+        "Expected shape: (4, 128). Value shape: (8, 128)",
+    ),
+    "three_indices_on_two_dimensions": (
+        three_indices_on_two_dimensions,
+        "indexing.py",
+        "`indices` must not be longer than `shape`",
+    ),
+    "slice_past_the_end": (slice_past_the_end, "indexing.py", "Out of bound slice: start=6"),
+}
+
+
+def raised(kernel: Kernel, filtering: str) -> BaseException:
+    """JAX's error for ``kernel``, its traceback filtered as ``jax_traceback_filtering`` says."""
+    call = pl.pallas_call(kernel, out_shape=BLOCK)
+    before = jax.config.jax_traceback_filtering
+    jax.config.update("jax_traceback_filtering", filtering)
+    try:
+        with pytest.raises(ValueError) as caught:
+            jax.jit(call).trace(BLOCK)
+    finally:
+        jax.config.update("jax_traceback_filtering", before)
+    return user_facing_error(caught.value)
+
+
+def mined_records() -> dict[str, dict[str, Any]]:
+    with MINED_SITES.open(encoding="utf-8") as lines:
+        documents = [json.loads(line) for line in lines]
+    return {d["record"]["id"]: d["record"] for d in documents if "record" in d}
+
+
+def mined_at(records: dict[str, dict[str, Any]], path: str, line: int) -> list[str]:
+    """The records of the sites the installed JAX has at ``path``, ``line``."""
+    return [
+        record_id
+        for record_id, record in records.items()
+        for release in record["releases"]
+        if release["release"] == jax.__version__
+        and release["lineNumber"] == line
+        and release.get("filePath", record["filePath"]) == path
+    ]
+
+
+@pytest.fixture(scope="module")
+def catalog(backend: Backend) -> Iterator[Catalog]:
+    """Everything the service loads: the curated records, then every mined site."""
+    settings = load_settings(database_url=backend.new_database())
+    engine = make_engine(settings.resolved_database_url)
+    upgrade(settings, engine)
+    sessions: sessionmaker[Session] = make_session_factory(engine)
+    import_paths(sessions, [*CURATED_SEED_PATHS, MINED_SITES])
+    yield CatalogCache(sessions, VersionWatch()).current()
+    engine.dispose()
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_state_error_is_named_by_its_mined_site_and_release(case: str, catalog: Catalog) -> None:
+    kernel, module, words = CASES[case]
+    records = mined_records()
+    # Where JAX raised it, read with its internal frames kept: a state site mined for 0.10.2.
+    site = traceback.extract_tb(raised(kernel, "off").__traceback__)[-1]
+    path = site.filename[site.filename.rindex("jax/_src/") :]
+    assert path == f"jax/_src/state/{module}"
+    [raising] = mined_at(records, path, site.lineno)
+    # What users paste: JAX's frames filtered as by default (a swap's state frames are not
+    # shown; an index's are).
+    paste = "".join(traceback.format_exception(raised(kernel, "auto")))
+    assert words in paste
+    answer = MatchService(catalog).match(MatchRequest(text=paste))
+    assert answer.matches, paste
+    best = answer.matches[0]
+    assert (best.variant, best.why.truncated) == ("current", False)  # 0.10.2's words, whole
+    named = [best.errorId, *best.alternatives]
+    assert raising in named, named
+    # Only another site of Pallas's core raising the same words (``pl.store``'s swap) may
+    # come first: no backend's own site, which the paste shows no sign of.
+    ahead = [records[rid]["filePath"] for rid in named[: named.index(raising)]]
+    assert all(backend_of(path) == "core" for path in ahead), ahead
+    assert answer.release is not None and answer.release.used == jax.__version__
+    assert best.source is not None and best.source.release == jax.__version__
+    assert best.sourceUrl is not None
+    assert f"{records[best.errorId]['filePath']}#L{best.source.line}" in best.sourceUrl
