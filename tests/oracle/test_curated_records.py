@@ -20,6 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
+from jax._src import config as jax_config
 from jax._src.pallas.mosaic import tpu_info
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
@@ -383,6 +384,16 @@ def two_inputs(specs: int) -> Any:
     return call, [spec((256, 256))] * 2, platform
 
 
+def filled_block(broadcast: bool) -> Any:
+    """An (8, 128) block set to one value: stored as a scalar, or broadcast to its shape."""
+
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.full(o_ref.shape, -1e30, o_ref.dtype) if broadcast else -1e30
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)))
+    return call, [spec((8, 128))], "tpu"
+
+
 # --- Triton ---------------------------------------------------------------------------------
 
 
@@ -447,6 +458,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "0ca44b88894ac56d": (lambda: two_inputs(1), lambda: two_inputs(2)),
     "981ee78357db4dfe": (lambda: differentiated(False), lambda: differentiated(True)),
+    "a03b8d2a9ac41191": (lambda: filled_block(False), lambda: filled_block(True)),
     "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
     "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
 }
@@ -478,8 +490,10 @@ def lower(case: Lowering) -> None:
     jax.jit(function).trace(*arguments).lower(lowering_platforms=(platform,))
 
 
-def raised_by(case: Lowering) -> BaseException:
-    with pytest.raises(Exception) as raised:
+def raised_by(case: Lowering, filtering: str = "off") -> BaseException:
+    """The error lowering ``case`` raises, its traceback filtered as ``filtering`` says: off
+    by default, which keeps the frame that raised it (JAX hides a ref store's)."""
+    with jax_config.traceback_filtering(filtering), pytest.raises(Exception) as raised:
         lower(case)
     return user_facing_error(raised.value)
 
@@ -489,7 +503,7 @@ def pasted_traceback(case: Lowering) -> str:
     """The traceback a user would paste: the before's error, formatted as Python prints it."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(tpu_info.registry, "cpu", _v5e)
-        error = raised_by(case)
+        error = raised_by(case, "auto")  # as JAX prints it by default
     return "".join(traceback.format_exception(error))
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
+from jax._src import config as jax_config
 from jax.experimental import pallas as pl
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -80,24 +81,27 @@ CASES: dict[str, tuple[Kernel, str, str]] = {
 def raised(kernel: Kernel, filtering: str) -> BaseException:
     """JAX's error for ``kernel``, its traceback filtered as ``jax_traceback_filtering`` says."""
     call = pl.pallas_call(kernel, out_shape=BLOCK)
-    before = jax.config.jax_traceback_filtering
-    jax.config.update("jax_traceback_filtering", filtering)
-    try:
-        with pytest.raises(ValueError) as caught:
-            jax.jit(call).trace(BLOCK)
-    finally:
-        jax.config.update("jax_traceback_filtering", before)
+    with jax_config.traceback_filtering(filtering), pytest.raises(ValueError) as caught:
+        jax.jit(call).trace(BLOCK)
     return user_facing_error(caught.value)
 
 
-def mined_records() -> dict[str, dict[str, Any]]:
+def mined_sites() -> dict[str, dict[str, Any]]:
+    """What was mined of each site, by record id: its record's, or the mined part of the
+    annotation of a curated record of that site."""
+    sites = {}
     with MINED_SITES.open(encoding="utf-8") as lines:
-        documents = [json.loads(line) for line in lines]
-    return {d["record"]["id"]: d["record"] for d in documents if "record" in d}
+        for line in lines:
+            document = json.loads(line)
+            if "record" in document:
+                sites[document["record"]["id"]] = document["record"]
+            else:
+                sites[document["annotation"]["recordId"]] = document["annotation"]["mined"]
+    return sites
 
 
 def mined_at(records: dict[str, dict[str, Any]], path: str, line: int) -> list[str]:
-    """The records of the sites the installed JAX has at ``path``, ``line``."""
+    """The record ids of the sites the installed JAX has at ``path``, ``line``."""
     return [
         record_id
         for record_id, record in records.items()
@@ -123,7 +127,7 @@ def catalog(backend: Backend) -> Iterator[Catalog]:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_state_error_is_named_by_its_mined_site_and_release(case: str, catalog: Catalog) -> None:
     kernel, module, words = CASES[case]
-    records = mined_records()
+    records = mined_sites()
     # Where JAX raised it, read with its internal frames kept: a state site mined for 0.10.2.
     site = traceback.extract_tb(raised(kernel, "off").__traceback__)[-1]
     path = site.filename[site.filename.rindex("jax/_src/") :]
