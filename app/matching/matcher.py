@@ -770,7 +770,11 @@ def _match(
 
 def _worded(match: Match) -> Worded | None:
     """What the match tells of the paste's release; ``None`` where a wording that reads it
-    is not dated."""
+    is not dated, or where the message is cut short: its opening, all it shows, is often
+    every wording's, and a wording whose pattern takes any text for a value reads the cut
+    and its marker where today's, which types its values, does not."""
+    if match.truncated:
+        return None
     untils = []
     for variant in match.variants:
         until = None if variant == "current" else wording_until(variant)

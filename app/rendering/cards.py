@@ -283,7 +283,7 @@ def _match_card(
         facts.append(("rule", match.rule))
     facts.extend(release.facts)
     text = list(release.notes)
-    if match.variant != "current":
+    if match.variant != "current" and not match.why.truncated:  # a cut shows no wording's end
         text.append(_older_wording_note(match.variant))
     if match.fixUnavailable:
         text.append(f"No fix computed: {match.fixUnavailable}.")

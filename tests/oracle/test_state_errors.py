@@ -3,9 +3,9 @@
 ``o_ref[...] = y`` and ``x_ref[i]`` in a kernel go through ``jax/_src/state/``: a value of
 the wrong shape or dtype, or an index the ref cannot take, raises there while the kernel is
 traced, on every backend. Each kernel below is traced by JAX, its error formatted as Python
-prints it (JAX's internal frames filtered out, as users see them), and the paste must be
-matched to the mined record of the state site that raised it, with its source pinned to
-the release the paste's frames read.
+prints it (JAX's frames filtered as by default, as users see them), and the paste must be
+matched to the record of the state site that raised it (mined, or curated on top of the
+mined site), with its source pinned to the release the paste's frames read.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ from app.matching.frames import FrameIndex
 from app.migrate import upgrade
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
+from app.rendering.cards import match_cards
+from app.rendering.links import Links
 from app.services.catalog import Catalog, CatalogCache
 from app.services.computed import closest_curated
 from app.services.match import MatchRequest, MatchResponse, MatchService
@@ -24,6 +26,7 @@ from tests.conftest import Backend
 
 SMEM_RECORD = "7f1f1f89e56deefe"
 TMEM_SITE = "24a5fc31c5f55efe"  # mined only: _launch, beside the SMEM check
+REF_STORE_RECORD = "a03b8d2a9ac41191"  # Invalid shape for `swap`, four wordings
 # A user's traceback with the kernel's block, depth and dtype on its frames' lines.
 SMEM_PASTE = """Traceback (most recent call last):
   File "/home/me/kernels/add.py", line 31, in <module>
@@ -238,3 +241,16 @@ def test_closest_curated_is_remembered_per_function(catalog: Catalog) -> None:
     [*_, nearest] = [closest_curated(info, name, catalog, frames)[0] for name in ("_launch", "x")]
     assert nearest.errorId == SMEM_RECORD and "same function" not in nearest.why
     assert "same function" in closest_curated(info, "_launch", catalog, frames)[0].why
+
+
+def test_a_message_cut_short_names_its_record_and_no_release(catalog: Catalog) -> None:
+    """Every wording of a ref store's shape check opens alike, so a cut after the opening
+    tells no release; an older wording's pattern, which takes any text for a value, reads
+    the elided rest where today's typed one does not, and is not taken for the paste's."""
+    found = answer(catalog, "Killed 6: `` Invalid shape for `swap`. Ref shape: (8, 4, 128) ... ``")
+    [match] = found.matches
+    assert (match.errorId, match.why.truncated) == (REF_STORE_RECORD, True)
+    assert match.variant != "current"  # the pattern that read it
+    assert found.release is None
+    [card] = match_cards(found, catalog.records, Links(""))
+    assert not any("printed until" in text for text in card.text), card.text
