@@ -10,7 +10,6 @@ mined site), with its source pinned to the release the paste's frames read.
 
 from __future__ import annotations
 
-import json
 import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,6 +31,7 @@ from app.records.version_watch import VersionWatch
 from app.services.catalog import Catalog, CatalogCache
 from app.services.match import MatchRequest, MatchService
 from tests.conftest import Backend
+from tests.data.test_site_records import mined_sites
 from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle
@@ -84,20 +84,6 @@ def raised(kernel: Kernel, filtering: str) -> BaseException:
     with jax_config.traceback_filtering(filtering), pytest.raises(ValueError) as caught:
         jax.jit(call).trace(BLOCK)
     return user_facing_error(caught.value)
-
-
-def mined_sites() -> dict[str, dict[str, Any]]:
-    """What was mined of each site, by record id: its record's, or the mined part of the
-    annotation of a curated record of that site."""
-    sites = {}
-    with MINED_SITES.open(encoding="utf-8") as lines:
-        for line in lines:
-            document = json.loads(line)
-            if "record" in document:
-                sites[document["record"]["id"]] = document["record"]
-            else:
-                sites[document["annotation"]["recordId"]] = document["annotation"]["mined"]
-    return sites
 
 
 def mined_at(records: dict[str, dict[str, Any]], path: str, line: int) -> list[str]:
