@@ -238,8 +238,13 @@ def match_paste(
                 points[("exception", number)] = at
     raised = {error: {p.record_id for p in at} for error, at in points.items()}
     quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
+    # Pallas's core and the backends the frames show; without a frame index, nothing known.
     backends = cache(
-        lambda: frames.backends_shown(paste.lines, reading.structure) if frames else frozenset()
+        lambda: (
+            frames.backends_shown(paste.lines, reading.structure) | {"core"}
+            if frames
+            else frozenset()
+        )
     )
     matches = _best_per_error(
         candidates, index, paste, _version(jax_version), raised, quoted, backends
@@ -612,7 +617,7 @@ def _best_per_error(
         several = len({index.entries[c.hit.entry].record_id for _, c in group}) > 1
         if several:
             shown, defined = quoted(), _modules_named([c for _, c in group])
-            backends_shown = backends() | {"core"}
+            backends_shown = backends()
         else:
             shown, defined, backends_shown = frozenset(), frozenset(), frozenset()
         group.sort(

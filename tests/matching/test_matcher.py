@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.matching.frames import FrameIndex
 from app.matching.index import PatternEntry, PatternIndex
 from app.matching.matcher import Match, MatchReport, match_paste
 from app.matching.normalize import UnreadablePaste
@@ -508,3 +509,24 @@ def _lowering_entries(order: int) -> list[PatternEntry]:
         PatternEntry(file, r"Exception while lowering eqn:", metadata={"file": file})
         for file in _LOWERINGS[::order]
     ]
+
+
+def test_a_backends_own_site_comes_after_a_core_one_only_where_the_frames_were_read() -> None:
+    """One message at a Mosaic GPU site and a core one, in a paste that shows no backend:
+    read with the frame index, the core site leads; without one, nothing is known of the
+    paste's backend and the records keep their order."""
+    message = "Invalid dtype for `swap`. Ref dtype: float32. Value dtype: int32."
+    pattern = re.escape(message)
+    entries = [
+        PatternEntry(record, pattern, "current", {"file": file, "curated": "false"})
+        for record, file in (
+            ("gpu", "jax/_src/pallas/mosaic_gpu/primitives.py"),
+            ("core", "jax/_src/state/primitives.py"),
+        )
+    ]
+    index = PatternIndex.build(entries)
+    paste = f"ValueError: {message}\n"
+    [read] = match_paste(paste, index, None, FrameIndex.load()).matches
+    assert (read.record_id, read.alternatives) == ("core", ("gpu",))
+    [unread] = match_paste(paste, index).matches
+    assert (unread.record_id, unread.alternatives) == ("gpu", ("core",))
