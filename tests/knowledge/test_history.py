@@ -129,6 +129,28 @@ def test_a_bare_raise_is_not_taken_for_another_functions_bare_raise(tmp_path: Pa
     assert by_function == {"SwizzleTransform.undo": ["0.6.0"], "Mesh.check": ["0.7.1"]}
 
 
+# ``assert False`` holds nowhere: like a bare raise, it says nothing of its own.
+ASSERT_FALSE_IN_PARSE = """
+class XeinsumSpecParser:
+  def parse_axis_name(self):
+    assert False
+"""
+ASSERT_FALSE_IN_SCRATCH = """
+class GridSpec:
+  def _make_scratch_aval(self, obj):
+    assert False
+"""
+
+
+def test_an_assert_false_is_not_taken_for_another_functions(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, ASSERT_FALSE_IN_PARSE, ASSERT_FALSE_IN_SCRATCH))
+    by_function = {t.site.function: t.releases for t in tracks.values()}
+    assert by_function == {
+        "XeinsumSpecParser.parse_axis_name": ["0.6.0"],
+        "GridSpec._make_scratch_aval": ["0.7.1"],
+    }
+
+
 def test_a_bare_raise_moved_to_another_file_keeps_its_record(tmp_path: Path) -> None:
     releases = release_trees(tmp_path, BARE_IN_UNDO, "")
     # The release after holds the primitives module empty and the method in core.py.
