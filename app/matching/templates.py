@@ -19,12 +19,14 @@ import re2
 
 # Sub-patterns per value kind. Shapes render as a list (MLIR, ``[3, 5]``) or a tuple
 # (JAX, ``(3,)``); dtypes as MLIR text (``i4``, ``f8E4M3FN``, ``complex<f32>``) or numpy
-# names (``int4``); memref types nest angle brackets, so they end lazily at the next literal.
+# names (``int4``); a type is MLIR's, whose angle brackets nest, so it ends lazily at the
+# next literal (``memref<4xi32, …>``), or a JAX aval's, as lax prints its operands' types
+# (``input type=float32[3,128]``).
 SHAPE = r"[\[(][-\d,\s]*[\])]"
 TUPLE_SHAPE = r"\([-\d,\s]*\)"  # ``tuple(...)`` says so itself
 DTYPE = r"[A-Za-z]\w*(?:<[\w,\s]*>)?"
 NUMBER = r"\d+"
-MEMREF = r"[a-z]\w*<.+?>"
+MEMREF = r"[a-z]\w*(?:<.+?>|\[[-\d,\s]*\])"
 TEXT = r".*?"
 
 # Words that make a placeholder name numeric (``minor_dim_bits``, ``swizzle_elems``, ``zeroth_bw``).

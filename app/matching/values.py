@@ -118,7 +118,10 @@ def _read_capture(values: TypedValues, name: str, raw: str) -> None:
     if documented is not None:  # an unnamed group that took "bytes=32" whole
         name, raw = documented["name"], documented["value"].strip()
     try:
-        if name.startswith("memref") or raw.startswith("memref<"):
+        # A type printed as a JAX aval (``float32[3,128]``) is read as a shape below.
+        if raw.startswith("memref<") or (
+            name.startswith("memref") and not _SHAPE_TEXT.fullmatch(raw)
+        ):
             memref = parse_memref(raw)
             values.shape = list(memref.dims)
             _set_dtype(values, memref.dtype.name, memref.dtype.bits)

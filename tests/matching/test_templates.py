@@ -73,6 +73,18 @@ def test_a_types_shape_is_read_in_either_brackets(printed: str) -> None:
         assert match is not None and match["shape"] == printed, template
 
 
+@pytest.mark.parametrize(
+    "printed", ["float32[8,128]", "memref<8x128xf32, #gpu.address_space<workgroup>>"]
+)
+def test_a_type_is_read_as_mlir_prints_it_or_as_an_aval(printed: str) -> None:
+    """Mosaic's ``{x_ty}`` is an MLIR type; lax's ``{exp_type}`` an aval."""
+    template = "input type={arr_aval} and requested type={exp_type}"
+    line = f"input type=float32[3,128] and requested type={printed}"
+    match = re.fullmatch(derive_pattern(template), line)
+    assert match is not None
+    assert match.groupdict() == {"arr_aval": "float32[3,128]", "memref": printed}
+
+
 def test_a_message_ending_in_a_space_matches_the_line_pasted_without_it() -> None:
     pattern = derive_pattern(
         "Invalid dtype for `swap`. Ref dtype: {ref.dtype}. Value dtype: {v.dtype}. "

@@ -51,6 +51,12 @@ def test_memref_capture() -> None:
     assert values.numbers == {"warpgroup_size": 128}
 
 
+def test_a_type_printed_as_a_jax_aval_gives_its_shape_and_dtype() -> None:
+    values = type_values({"memref": "bfloat16[8,128]"})
+    assert (values.shape, values.dtype, values.bit_width) == ([8, 128], "bfloat16", 16)
+    assert values.unparsed == []
+
+
 def test_unnamed_self_documenting_capture() -> None:
     values = type_values({"1": "bytes=32", "2": "128"})
     assert (values.bytes, values.bits) == (32, 256)
