@@ -605,7 +605,8 @@ def _best_per_error(
     only in how they capture its values; then one of Pallas's core, or of a backend the
     paste's frames show, before a backend's own site the paste gives no sign of (Mosaic
     GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every
-    backend does); then the fewest wildcards."""
+    backend does); then today's wording before an older one that prints the same text
+    (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then the fewest wildcards."""
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
         metadata = index.entries[candidate.hit.entry].metadata
@@ -670,7 +671,7 @@ def _preference(
     defined: frozenset[str],
     printed: str | None,
     backends_shown: frozenset[str],
-) -> tuple[bool, bool, bool, float, int, bool, bool, int]:
+) -> tuple[bool, bool, bool, float, int, bool, bool, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste points at (its raising frame, or the
     statement it shows), ``defined`` the files of the modules its exception classes name,
@@ -691,6 +692,7 @@ def _preference(
         -literal,
         known_only_from_source,
         unshown_backend,
+        record.variant != "current",
         -shorter,
     )
 

@@ -530,3 +530,26 @@ def test_a_backends_own_site_comes_after_a_core_one_only_where_the_frames_were_r
     assert (read.record_id, read.alternatives) == ("core", ("gpu",))
     [unread] = match_paste(paste, index).matches
     assert (unread.record_id, unread.alternatives) == ("gpu", ("core",))
+
+
+def test_todays_wording_is_chosen_over_an_older_one_that_prints_the_same_text() -> None:
+    """``{np.shape(a)}`` until 0.4.31 and ``{arr.shape}`` since print the same message; the
+    older wording's untyped pattern is the shorter, yet the message is today's."""
+    entries = [
+        PatternEntry(
+            "reshape",
+            r"cannot reshape array of shape (?P<shape>[\[(][-\d,\s]*[\])]) into (?P<new>.*)",
+            "current",
+            {"file": "jax/_src/numpy/array_methods.py", "curated": "false"},
+        ),
+        PatternEntry(
+            "reshape",
+            r"cannot reshape array of shape (.+?) into (.+)",
+            "older wording (0.4.31)",
+            {"file": "jax/_src/numpy/array_methods.py", "curated": "false"},
+        ),
+    ]
+    paste = "TypeError: cannot reshape array of shape (8, 128) into shape (3, 128)\n"
+    [match] = match_paste(paste, PatternIndex.build(entries)).matches
+    assert (match.record_id, match.variant) == ("reshape", "current")
+    assert match.values.shape == [8, 128]
