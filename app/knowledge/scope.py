@@ -7,10 +7,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 # Repo-relative roots of the Pallas and Mosaic code that raises the errors errata knows,
-# with the state primitives a kernel's every ``x_ref[...]`` read and write goes through.
+# with the JAX a kernel's body is traced through: the state primitives every ``x_ref[...]``
+# read and write goes through, and the lax and ``jax.numpy`` operations (with their
+# shared helpers) whose shape and dtype checks a kernel's arithmetic meets first.
 PYTHON_SCOPE = (
     "jax/_src/pallas",
     "jax/_src/state",
+    "jax/_src/lax",
+    "jax/_src/numpy",
+    "jax/_src/util.py",
     "jax/experimental/mosaic/gpu",
     "jax/_src/tpu_custom_call.py",
 )
@@ -62,8 +67,8 @@ def python_files(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def backend_of(file_path: str) -> str:
-    """``mosaic_gpu``, ``triton``, ``tpu`` or ``core`` (Pallas itself and its refs' state,
-    shared by all)."""
+    """``mosaic_gpu``, ``triton``, ``tpu`` or ``core`` (Pallas itself, and the JAX a kernel's
+    body is traced through, shared by all)."""
     for prefix, backend in _BACKENDS:
         if file_path.startswith(prefix):
             return backend

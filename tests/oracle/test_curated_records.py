@@ -36,6 +36,7 @@ from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
 from app.services.catalog import Catalog, CatalogCache
 from app.services.match import MatchRequest, MatchService
+from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle
@@ -394,6 +395,51 @@ def filled_block(broadcast: bool) -> Any:
     return call, [spec((8, 128))], "tpu"
 
 
+def scores_of_two_blocks(transposed: bool) -> Any:
+    """Attention's scores ``q @ k.T`` of two (8, 128) blocks: ``jnp.dot(q, k)`` contracts
+    q's 128 columns with k's 8 rows; contracting both on their last dimension does not."""
+
+    def kernel(q_ref, k_ref, o_ref):
+        q, k = q_ref[...], k_ref[...]
+        if transposed:
+            o_ref[...] = jax.lax.dot_general(q, k, (((1,), (1,)), ((), ())))
+        else:
+            o_ref[...] = jnp.dot(q, k)
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 8)))
+    return call, [spec((8, 128))] * 2, "tpu"
+
+
+def rows_less_their_maximum(keepdims: bool) -> Any:
+    """Softmax's first step, ``x - x.max(axis=1)``: a reduction without ``keepdims`` leaves
+    an (8,) vector, which broadcasts against the (8, 128) block's last dimension."""
+
+    def kernel(x_ref, o_ref):
+        x = x_ref[...]
+        o_ref[...] = x - x.max(axis=1, keepdims=keepdims)
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)))
+    return call, [spec((8, 128))], "tpu"
+
+
+def blocks_added(second_block_rows: int) -> Any:
+    """Two (16, 128) inputs added block by block: the second tiled by ``second_block_rows``."""
+
+    def kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...]
+
+    rows = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    second = pl.BlockSpec((second_block_rows, 128), lambda i: (i * 8 // second_block_rows, 0))
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((16, 128)),
+        grid=(2,),
+        in_specs=[rows, second],
+        out_specs=rows,
+    )
+    return call, [spec((16, 128))] * 2, "tpu"
+
+
 # --- Triton ---------------------------------------------------------------------------------
 
 
@@ -459,6 +505,15 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     "0ca44b88894ac56d": (lambda: two_inputs(1), lambda: two_inputs(2)),
     "981ee78357db4dfe": (lambda: differentiated(False), lambda: differentiated(True)),
     "a03b8d2a9ac41191": (lambda: filled_block(False), lambda: filled_block(True)),
+    "ae7cc2ae06856c21": (
+        lambda: scores_of_two_blocks(False),
+        lambda: scores_of_two_blocks(True),
+    ),
+    "f0710954f7e032d8": (
+        lambda: rows_less_their_maximum(False),
+        lambda: rows_less_their_maximum(True),
+    ),
+    "afe8c70019988486": (lambda: blocks_added(16), lambda: blocks_added(8)),
     "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
     "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
 }
@@ -558,9 +613,11 @@ def test_the_pasted_traceback_is_matched_to_the_record(
     record_id: str, before: Lowering, catalog: Catalog
 ) -> None:
     answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(before)))
-    # A bare assert has no message to match: the frame that raised it names its site.
-    named = answer.matches or answer.raisePoints
-    assert [found.errorId for found in named][:1] == [record_id], answer
+    if not answer.matches:  # a bare assert has no message: the frame that raised it names it
+        assert [found.errorId for found in answer.raisePoints][:1] == [record_id], answer
+        return
+    named = [found.errorId for found in answers_to_the_raised_error(answer.matches)]
+    assert named[:1] == [record_id], answer
 
 
 def test_records_say_lowered_exactly_when_they_are() -> None:
