@@ -412,7 +412,7 @@ def scores_of_two_blocks(transposed: bool) -> Any:
 
 def rows_less_their_maximum(keepdims: bool) -> Any:
     """Softmax's first step, ``x - x.max(axis=1)``: a reduction without ``keepdims`` leaves
-    an (8,) vector, which broadcasts against the (8, 128) block's last dimension."""
+    an (8,) vector, which lines up with the (8, 128) block's 128 columns, not its 8 rows."""
 
     def kernel(x_ref, o_ref):
         x = x_ref[...]
