@@ -179,17 +179,14 @@ def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Tra
     return pairs
 
 
-# Conditions that tell one site from no other: an ``assert False`` holds nowhere, as a bare
-# ``raise`` is guarded by nothing.
-_NO_CONDITION = frozenset({"", "False", "0", "None"})
-
-
 def _moved_key(site: Site) -> _MovedKey:
     """What a moved site keeps: its class, kind, message and condition. A site with neither
     message nor condition (a bare ``raise NotImplementedError``, an ``assert False``) keeps
     only its function's name, without which any two such sites, one gone and one new, would
     pair."""
-    anonymous = not site.template and (site.condition or "") in _NO_CONDITION
+    # ``assert False`` holds nowhere: its condition tells it from no other, as a bare
+    # ``raise``'s missing one does.
+    anonymous = not site.template and site.condition in (None, "", "False")
     return (
         site.error_class,
         site.kind,
