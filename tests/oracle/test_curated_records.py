@@ -37,6 +37,7 @@ from app.records.version_watch import VersionWatch
 from app.services.catalog import Catalog, CatalogCache
 from app.services.match import MatchRequest, MatchService
 from tests.oracle.answers import answers_to_the_raised_error
+from tests.oracle.conftest import v5e
 from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle
@@ -530,16 +531,6 @@ def curated_records() -> dict[str, dict[str, Any]]:
     return found
 
 
-def _v5e() -> tpu_info.TpuInfo:
-    return tpu_info.get_tpu_info_for_chip(tpu_info.ChipVersion.TPU_V5E, 1)
-
-
-@pytest.fixture
-def cpu_as_tpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TPU lowering reads the chip's sublanes and lanes from the device: say it is a v5e."""
-    monkeypatch.setitem(tpu_info.registry, "cpu", _v5e)
-
-
 def lower(case: Lowering) -> None:
     function, arguments, platform = case()
     jax.jit(function).trace(*arguments).lower(lowering_platforms=(platform,))
@@ -557,7 +548,7 @@ def raised_by(case: Lowering, filtering: str = "off") -> BaseException:
 def pasted_traceback(case: Lowering) -> str:
     """The traceback a user would paste: the before's error, formatted as Python prints it."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(tpu_info.registry, "cpu", _v5e)
+        patch.setitem(tpu_info.registry, "cpu", v5e)
         error = raised_by(case, "auto")  # as JAX prints it by default
     return "".join(traceback.format_exception(error))
 

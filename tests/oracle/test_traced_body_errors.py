@@ -13,7 +13,7 @@ release the paste's frames read.
 from __future__ import annotations
 
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -22,18 +22,10 @@ import pytest
 from jax import lax
 from jax._src import config as jax_config
 from jax.experimental import pallas as pl
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import CURATED_SEED_PATHS, load_settings
-from app.db import make_engine, make_session_factory
-from app.knowledge.mining import MINED_SITES
 from app.knowledge.scope import backend_of
-from app.migrate import upgrade
-from app.records.importer import import_paths
-from app.records.version_watch import VersionWatch
-from app.services.catalog import Catalog, CatalogCache
+from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
-from tests.conftest import Backend
 from tests.data.test_site_records import mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.jax_kernels import user_facing_error
@@ -209,21 +201,9 @@ def mined_at(records: dict[str, dict[str, Any]], path: str, line: int) -> list[s
     ]
 
 
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    """Everything the service loads: the curated records, then every mined site."""
-    settings = load_settings(database_url=backend.new_database())
-    engine = make_engine(settings.resolved_database_url)
-    upgrade(settings, engine)
-    sessions: sessionmaker[Session] = make_session_factory(engine)
-    import_paths(sessions, [*CURATED_SEED_PATHS, MINED_SITES])
-    yield CatalogCache(sessions, VersionWatch()).current()
-    engine.dispose()
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_an_error_of_the_traced_body_is_named_by_its_mined_site_and_release(
-    case: str, catalog: Catalog
+    case: str, full_catalog: Catalog
 ) -> None:
     kernel, module, words = CASES[case]
     records = mined_sites()
@@ -236,7 +216,7 @@ def test_an_error_of_the_traced_body_is_named_by_its_mined_site_and_release(
     # shown; an index's are; lax's and jax.numpy's are not).
     paste = "".join(traceback.format_exception(raised(kernel, "auto")))
     assert words in paste
-    answer = MatchService(catalog).match(MatchRequest(text=paste))
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
     assert answer.matches, paste
     best = answers_to_the_raised_error(answer.matches)[0]
     assert (best.variant, best.why.truncated) == ("current", False)  # 0.10.2's words, whole
