@@ -351,7 +351,9 @@ def _print_matches(answer: MatchResponse) -> None:
             out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
         if found.source is not None:
             site = found.source
-            out.print(Text(f"  raised at: {site.filePath}:{site.line} (JAX {site.release})"))
+            # Python's own error at JAX's call of user code: the place is JAX's call.
+            place = "called from" if found.why.calledBy else "raised at"
+            out.print(Text(f"  {place}: {site.filePath}:{site.line} (JAX {site.release})"))
         if found.sourceUrl:
             out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
         if found.fix is None:

@@ -197,6 +197,8 @@ class _PlacedFrame(NamedTuple):
 # Where a path's ``jax/`` or ``jaxlib/`` may start: at its start or after a slash, which
 # the match leaves unread, so that a checkout's ``jax/jax/_src/...`` is tried at both.
 _PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
+# A path into JAX's internals, which no user's code is in.
+_JAX_INTERNAL = re.compile(r"(?<![^/\\])(?:jax[/\\]_src|jaxlib)[/\\]")
 
 _UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
 
@@ -259,6 +261,25 @@ class FrameIndex:
         chosen = _nearest(shipped, self.mask(release) if release else 0)
         file, line, _ = next(entry for entry in placed if entry[2] & chosen)
         return _source_site(file, line, self.names(chosen)[0])
+
+    def call_site(
+        self, frame: Frame, release: str | None, possible: Iterable[str] = ()
+    ) -> SourceSite | None:
+        """The line of a frame that called on (user code, a function further in), pinned to
+        ``release``, else to the release nearest to it among those the paste can come from
+        (``possible``; a frame's line is its own release's) whose function of the frame's
+        name spans the line and holds no ``raise`` or ``assert`` there, from which no call
+        goes on; ``None`` where no release's function spans it."""
+        spanning = self._spanning(frame)
+        raising = 0
+        for _site, site_mask in self.sites_at(frame):
+            raising |= site_mask
+        mask = spanning & ~raising or spanning
+        mask = mask & self._mask_of(possible) or mask
+        if not mask:
+            return None
+        chosen = _nearest(mask, self.mask(release) if release else 0)
+        return _source_site(frame.file, frame.line, self.names(chosen)[0])
 
     def backends_shown(self, lines: Sequence[str], numbers: Collection[int]) -> frozenset[str]:
         """The backends (``mosaic_gpu``, ``triton``, ``tpu``, ``core``) whose mined files the
@@ -630,6 +651,35 @@ class FrameIndex:
                 return frame, source
             number -= 1
         return None
+
+    def calling_frames(
+        self,
+        lines: Sequence[str],
+        structure: frozenset[int],
+        exception_line: int,
+        raised_at: int | None = None,
+    ) -> tuple[Frame, ...]:
+        """JAX's frames between the user's last frame and the exception at
+        ``exception_line``, innermost first: where Python raised its own error at JAX's call
+        of user code (``kernel() takes 2 positional arguments but 3 were given``), the
+        functions that made the call. Frames of JAX's files without sites (``linear_util.py``,
+        which filtering hides) are passed over; any other file's frame is the user's and ends
+        them, so an error raised inside the user's function has none."""
+        number = exception_line - 1 if raised_at is None else raised_at
+        found: list[Frame] = []
+        while number >= 0 and (number in structure or number == raised_at):
+            text = lines[number]
+            match = _INDENTED_FRAME.match(text) if ".py" in text else None
+            if match is not None:
+                frame = self._frame(match, number)
+                if frame is not None:
+                    found.append(frame)
+                elif not _JAX_INTERNAL.search(match["path"] or match["ipath"] or match["ppath"]):
+                    break
+            elif text.startswith("Traceback (most recent call last)"):
+                break
+            number -= 1
+        return tuple(found)
 
     def _file(self, path: str) -> str | None:
         """The path from its ``jax/`` (or ``jaxlib/``) on, from the first such folder after

@@ -57,6 +57,9 @@ class PatternEntry:
     pattern: str
     variant: str = "current"  # or ``older_wording(until)``, or "older" when undated
     metadata: Mapping[str, str] = field(default_factory=dict)
+    # (file, function) of each of JAX's functions whose call of user code Python's own
+    # message is raised at (see ``FrameIndex.calling_frames``); none: read anywhere.
+    callers: frozenset[tuple[str, str]] = frozenset()
 
 
 _OLDER_WORDING = "older wording ({})"
@@ -146,9 +149,13 @@ class PatternIndex:
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
         # Built with the index (off the request path), for overlays that hide records.
         by_record: dict[str, list[int]] = {}
+        callers: set[tuple[str, str]] = set()
         for number, entry in enumerate(entries):
             by_record.setdefault(entry.record_id, []).append(number)
+            callers.update(entry.callers)
         self._by_record = {key: tuple(value) for key, value in by_record.items()}
+        # Every function of JAX's that a record knows to call user code.
+        self.callers = frozenset(callers)
 
     @classmethod
     def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
@@ -453,6 +460,9 @@ class OverlaidIndex:
             number for record_id in replaced for number in base.entries_of(record_id)
         )
         self.entries: Sequence[PatternEntry] = _Joined(base.entries, overlay.entries)
+        # A replaced record's callers stay among them until the next rebuild: a function
+        # no record binds any more then only makes no record of the error it called.
+        self.callers = base.callers | overlay.callers
 
     def __len__(self) -> int:
         return len(self.base) - len(self._hidden) + len(self.overlay)

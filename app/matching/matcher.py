@@ -30,6 +30,7 @@ from app.knowledge.scope import backend_of
 from app.matching.frames import (
     MAX_STATEMENT_LINES,
     STATEMENT,
+    Frame,
     FrameIndex,
     RaisePoint,
     ReleaseReading,
@@ -153,6 +154,8 @@ class Match:
     literal: str = ""  # the longest literal text of the pattern, which the index found
     stripped: str = ""  # the text before the message on its line, left out of the match
     unread: tuple[str, ...] = ()  # values a cut-off message no longer shows
+    # Of Python's own error at JAX's call of user code: JAX's frame that made the call.
+    called_from: Frame | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,7 @@ class _Candidate:
     explains_all: bool = False  # the pattern accounts for the whole message
     exception_class: str | None = None  # the class the message was raised with, if known
     found_in: str = "exception message"
+    caller: Frame | None = None  # for a record bound to JAX's callers: the call's frame
 
 
 def match_paste(
@@ -224,6 +228,9 @@ def match_paste(
         shown = frames.quoted_points(paste.lines, loose)
     starts = None if frames is None else {point.paste_line for point in shown}
     candidates += [c for c in in_lines if not _quotes_known_source(paste.lines, c, starts)]
+    candidates = _at_their_callers(
+        candidates, index, frames, paste.lines, reading.structure, records
+    )
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
@@ -264,6 +271,44 @@ def match_paste(
         for point in unexplained
     )
     return MatchReport(matches, found, unmatched, release, located)
+
+
+def _at_their_callers(
+    candidates: Sequence[_Candidate],
+    index: AnyIndex,
+    frames: FrameIndex | None,
+    lines: Sequence[str],
+    structure: frozenset[int],
+    records: Sequence[ExceptionRecord],
+) -> list[_Candidate]:
+    """The candidates, less those of records bound to JAX's callers of user code that the
+    exception's traceback does not show calling: Python's ``f() takes 2 positional arguments
+    but 3 were given`` is a kernel's only where JAX called the kernel. Of the frames between
+    the user's last frame and the error, the innermost that is any record's caller made the
+    call (in 0.4.30 an index map is called inside the function that traces the kernel); a
+    record stands where it names that one. A message in no traceback stays unbound. Those
+    kept carry the frame of the call."""
+    kept = []
+    calling: dict[int, Frame | None] = {}
+    for candidate in candidates:
+        callers = index.entries[candidate.hit.entry].callers
+        if not callers:
+            kept.append(candidate)
+            continue
+        kind, number = candidate.error
+        if frames is None or kind != "exception":
+            continue
+        if number not in calling:
+            record = records[number]
+            first = (record.message_line_numbers or (record.line,))[0]
+            shown = frames.calling_frames(lines, structure, first, record.raised_at)
+            calling[number] = next(
+                (f for f in shown if (f.file, f.function) in index.callers), None
+            )
+        caller = calling[number]
+        if caller is not None and (caller.file, caller.function) in callers:
+            kept.append(replace(candidate, caller=caller))
+    return kept
 
 
 def _message_texts(
@@ -772,6 +817,7 @@ def _match(
         literal=max(index.literals(hit.entry), key=len, default=""),
         stripped=candidate.text[: hit.start].strip(),
         unread=unread if hit.truncated else (),
+        called_from=candidate.caller,
     )
 
 

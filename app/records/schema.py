@@ -75,6 +75,26 @@ class ErrorRecord(BaseModel):
     )
     operations: list[str] = Field(default_factory=list)
     olderWordings: list[OlderWording] = Field(default_factory=list)
+    calledBy: list[Caller] = Field(
+        default_factory=list,
+        description="For an error Python raises when JAX calls the user's function (a kernel "
+        "given more refs than it takes): the functions of JAX's that make the call. The "
+        "record matches only a traceback that shows one of them between the user's last "
+        "frame and the error, never a message alone.",
+    )
+
+
+class Caller(BaseModel):
+    """A function of JAX's that calls user code, as a traceback's frame names it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    file: str = Field(
+        max_length=500,
+        pattern=r"^jax(?:lib)?/[\w/.-]+\.py$",
+        examples=["jax/_src/pallas/core.py"],
+    )
+    function: str = Field(max_length=200, pattern=r"^[A-Za-z_]\w*$", examples=["__call__"])
 
 
 class OlderWording(BaseModel):

@@ -283,6 +283,8 @@ def _match_card(
         facts.append(("rule", match.rule))
     facts.extend(release.facts)
     text = list(release.notes)
+    if match.why.calledBy:
+        text.append(f"Python raised this where JAX called your code: {match.why.calledBy}.")
     if match.variant != "current" and not match.why.truncated:  # a cut shows no wording's end
         text.append(_older_wording_note(match.variant))
     if match.fixUnavailable:

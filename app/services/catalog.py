@@ -225,6 +225,7 @@ _INDEXED = select(
     RecordRow.document["documentationSource"].as_string(),
     RecordRow.document["solutions"].as_string(),
     RecordRow.document["githubUrl"].as_string(),
+    RecordRow.document["calledBy"].as_string(),
 )
 
 
@@ -280,7 +281,8 @@ def _read(
     shared: dict[tuple[str, str, bool, str], dict[str, str]] = {}
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
-        pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:]
+        pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
+        callers = frozenset((c["file"], c["function"]) for c in json.loads(row[14] or "[]"))
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -314,13 +316,13 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        entries.append(PatternEntry(record_id, current, "current", metadata))
+        entries.append(PatternEntry(record_id, current, "current", metadata, callers))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
             until = _last_release_printing(wording, note)
             variant = older_wording(until) if until else "older"
-            entries.append(PatternEntry(record_id, pattern, variant, metadata))
+            entries.append(PatternEntry(record_id, pattern, variant, metadata, callers))
     return records, entries
 
 

@@ -78,6 +78,12 @@ class WhyOut(BaseModel):
         "prefix, a wrapper such as `INTERNAL: Mosaic failed to compile TPU kernel:`)."
     )
     unread: list[str] = Field(description="Values a cut-off message no longer shows.")
+    calledBy: str | None = Field(
+        default=None,
+        description="For Python's own error at JAX's call of the user's function (a kernel "
+        "given the wrong number of refs): JAX's frame that made the call, as "
+        "`file:line function`.",
+    )
 
 
 class UserFrameOut(BaseModel):
@@ -116,8 +122,10 @@ class MatchOut(BaseModel):
         default=None,
         description="The error's site in the release the answer follows (`release.used`), "
         "pinned to that release's commit; where that release has no such site, in the "
-        "nearest release that has (the newest, when the paste tells no release); for a "
-        "site no mined release has, the record's own `githubUrl`.",
+        "nearest release that has (the newest, when the paste tells no release); for "
+        "Python's own error at JAX's call of user code, the line of JAX's frame that made "
+        "the call, in a release the paste can come from; for a site no mined release has, "
+        "the record's own `githubUrl`.",
     )
     source: SourceSiteOut | None = Field(
         default=None, description="The file, line and release `sourceUrl` points at."
@@ -255,7 +263,8 @@ class MatchService:
             request = request.model_copy(update={"jaxVersion": release.used})
         # The release the answer follows, modelled by the engine or not: it picks the links.
         followed = request.jaxVersion or (release.used if release is not None else None)
-        matches = [self._match(match, request, followed) for match in report.matches]
+        possible = release.releases if release is not None else ()
+        matches = [self._match(match, request, followed, possible) for match in report.matches]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         memory = memory_overflows(request.text, request.jaxVersion)
         return MatchResponse(
@@ -287,11 +296,22 @@ class MatchService:
             via=point.via,
         )
 
-    def _match(self, match: Match, request: MatchRequest, followed: str | None) -> MatchOut:
+    def _match(
+        self,
+        match: Match,
+        request: MatchRequest,
+        followed: str | None,
+        possible: tuple[str, ...],
+    ) -> MatchOut:
+        """``possible``: the releases the paste can come from, which a frame's line is of."""
         info = self.catalog.records[match.record_id]
         operation, fix, reason = self._fix(match, info, request)
         values = match.values
-        site = self.frames.source_site(info.id, followed)
+        called = match.called_from
+        if called is not None:
+            site = self.frames.call_site(called, followed, possible)
+        else:
+            site = self.frames.source_site(info.id, followed)
         source_url = _url(site) or info.github_url
         return MatchOut(
             errorId=info.id,
@@ -341,6 +361,7 @@ class MatchService:
                 literal=match.literal,
                 stripped=match.stripped,
                 unread=list(match.unread),
+                calledBy=f"{called.file}:{called.line} {called.function}" if called else None,
             ),
         )
 

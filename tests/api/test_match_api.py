@@ -418,3 +418,85 @@ def test_pythons_own_strict_zip_error_is_not_read_as_safe_zip(client: httpx.Clie
         "ValueError: zip() argument 2 is shorter than argument 1\n"
     )
     assert SAFE_ZIP_RECORD not in [f["errorId"] for f in match(client, paste)["matches"]]
+
+
+@pytest.mark.parametrize(
+    ("paste", "record_id", "called_by"),
+    [
+        (
+            "kernel-given-more-refs-0.5.0.txt",
+            "55680b56dfb441e2",
+            "jax/_src/pallas/pallas_call.py:1415 _trace_kernel_to_jaxpr",
+        ),
+        (
+            "kernel-missing-ref-0.5.0-unfiltered.txt",
+            "cd74ab1e53186b20",
+            "jax/_src/pallas/pallas_call.py:1415 _trace_kernel_to_jaxpr",
+        ),
+        (
+            "index-map-given-more-indices-0.5.0-unfiltered.txt",
+            "1a76475e93593be9",
+            "jax/_src/pallas/core.py:440 to_block_mapping",
+        ),
+        (
+            "index-map-missing-index-0.5.0.txt",
+            "52298c751508dd25",
+            "jax/_src/pallas/core.py:440 to_block_mapping",
+        ),
+        (
+            "kernel-given-more-refs-0.4.30.txt",
+            "55680b56dfb441e2",
+            "jax/_src/pallas/pallas_call.py:911 _trace_to_jaxpr",
+        ),
+        # Here the function that traces the kernel stands further out: the innermost call
+        # tells which of the user's functions Pallas called.
+        (
+            "index-map-given-more-indices-0.4.30.txt",
+            "1a76475e93593be9",
+            "jax/_src/pallas/core.py:182 compute_index",
+        ),
+    ],
+)
+def test_pythons_error_at_pallas_call_of_user_code_is_named_with_the_call(
+    client: httpx.Client, paste: str, record_id: str, called_by: str
+) -> None:
+    """JAX 0.5.0's and 0.4.30's tracebacks, filtered as by default and not: the record bound
+    to the function of Pallas that called the kernel or index map, and that call's line
+    linked in the release the paste comes from (for 0.5.0's index maps, 0.6.0 fits the
+    frames too, but has a ``raise`` on core.py's line 440, from which no call goes on)."""
+    release = paste.removesuffix(".txt").removesuffix("-unfiltered").rsplit("-", 1)[1]
+    body = match(client, (FIXTURES / "pastes" / paste).read_text())
+    [found] = body["matches"]
+    assert found["errorId"] == record_id
+    assert found["why"]["calledBy"] == called_by
+    file, line = called_by.split(" ")[0].split(":")
+    assert found["source"] == {"filePath": file, "line": int(line), "release": release}
+    pinned = f"{release_commits()[release]}/{file}#L{line}-L{line}"
+    assert found["sourceUrl"].endswith(pinned)
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "TypeError: kernel() takes 2 positional arguments but 3 were given\n",
+        "Traceback (most recent call last):\n"
+        '  File "/home/dev/kernels/copy.py", line 9, in <module>\n'
+        "    kernel(x_ref, y_ref, o_ref)\n"
+        "TypeError: kernel() takes 2 positional arguments but 3 were given\n",
+        (FIXTURES / "pastes" / "kernel-given-more-refs-0.5.0.txt")
+        .read_text()
+        .replace("pallas/primitives.py", "pallas/helpers.py")
+        .replace("_trace_kernel_to_jaxpr", "_trace_body"),
+    ],
+    ids=["the message alone", "the user's own call", "under no function that calls a kernel"],
+)
+def test_pythons_call_error_is_no_pallas_record_where_pallas_made_no_call(
+    client: httpx.Client, paste: str
+) -> None:
+    body = match(client, paste)
+    assert not {found["errorId"] for found in body["matches"]} & {
+        "55680b56dfb441e2",
+        "cd74ab1e53186b20",
+        "1a76475e93593be9",
+        "52298c751508dd25",
+    }

@@ -21,6 +21,7 @@ import pytest
 
 from app.config import REPO_ROOT
 from app.knowledge import dataset
+from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
 from app.knowledge.releases import newest_release, release_commits, source_url
 from app.matching.templates import compile_pattern
@@ -43,7 +44,18 @@ UNMINED = {
         "0.4.20",
         "raise NotImplementedError(",
     ),
+    # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it.
+    **{
+        DATA / "records" / f"pallas-{name}.json": (newest_release(), "pe.trace_to_jaxpr_dynamic(")
+        for name in (
+            "kernel-given-more-refs",
+            "kernel-missing-refs",
+            "index-map-given-more-indices",
+            "index-map-missing-indices",
+        )
+    },
 }
+
 SITE_RECORDS = [path for path in CURATED if path not in UNMINED]
 UNRELATED = "ValueError: Can only transfer whole pixels to the GPU canvas (shape=(3, 5))"
 BACKEND_TAGS = {"mosaic-gpu", "tpu", "triton", "pallas-call", "core-map", "block-spec"}
@@ -51,6 +63,10 @@ BACKEND_TAGS = {"mosaic-gpu", "tpu", "triton", "pallas-call", "core-map", "block
 
 def _record(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))["record"]
+
+
+# The records bound to JAX's functions that call user code.
+CALLED = [path for path in CURATED if _record(path).get("calledBy")]
 
 
 def _patterns(record: dict[str, Any]) -> list[str]:
@@ -248,3 +264,31 @@ def test_unmined_record_reads_each_wording_as_its_own_and_names_its_releases(pat
         assert read == [other == number for other in range(len(examples))], pattern
     for wording in record["olderWordings"]:
         assert wording["until"] in record["documentation"], wording["until"]
+
+
+# --- errors Python raises at JAX's calls of user code -----------------------------------------
+
+
+def test_the_records_bound_to_callers_are_the_unmined_call_errors() -> None:
+    assert len(CALLED) == 4
+    assert set(CALLED) <= set(UNMINED)
+
+
+@pytest.mark.parametrize("path", CALLED, ids=lambda p: p.name)
+def test_each_caller_is_a_function_of_jax_and_the_record_stands_in_one(path: Path) -> None:
+    """A caller is named as tracebacks print it: a function of its file in some mined
+    release. The record's own line is inside one of them in the newest release."""
+    record = _record(path)
+    spans = json.loads(FUNCTIONS_FILE.read_text(encoding="utf-8"))
+    newest = 1 << (len(spans["releases"]) - 1)
+    for caller in record["calledBy"]:
+        assert spans["files"][caller["file"]].get(caller["function"]), caller
+    holding = [
+        caller
+        for caller in record["calledBy"]
+        if caller["file"] == record["filePath"]
+        for first, last, releases in spans["files"][caller["file"]][caller["function"]]
+        if first <= record["lineNumber"] <= last and releases & newest
+    ]
+    assert holding, record["calledBy"]
+    assert record["errorClass"] == "TypeError"

@@ -204,6 +204,11 @@ def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) 
             "record 1",
             "datasetVersion",
         ),
+        (  # a caller is a function of JAX's, as a traceback prints its file
+            '{"id": "ok8", "errorMessage": "m", "calledBy": [{"file": "a.py", "function": "f"}]}',
+            "record 1",
+            "calledBy.0.file",
+        ),
         ("jax-ml/jax · error · ValueError\n\nno sections at all\n", "page", "id"),
         ("[1, 2]", "record 1", None),
     ],

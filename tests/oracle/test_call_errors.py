@@ -1,0 +1,177 @@
+"""Python's own errors at Pallas's calls of user code, raised by JAX 0.10.2 itself.
+
+Pallas calls the kernel with its refs and each BlockSpec's index map with the grid's
+indices. A function of the wrong arity makes Python raise ``TypeError: kernel() takes 2
+positional arguments but 3 were given`` at that call: words any call prints. The curated
+records of these mistakes are bound to the functions of Pallas that make the call, so each
+mistake below is traced by JAX, its traceback pasted (filtered as by default, and not) and
+matched to its record, the call's frame pinned to 0.10.2; the same words raised by the
+user's own code, inside a kernel or an index map, are not read as any of them.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax import lax
+from jax._src import config as jax_config
+from jax.experimental import pallas as pl
+
+from app.matching.templates import compile_pattern
+from app.services.catalog import Catalog
+from app.services.match import MatchRequest, MatchService
+from tests.oracle.jax_kernels import user_facing_error
+from tests.oracle.test_curated_records import curated_records
+
+pytestmark = pytest.mark.oracle
+
+ARRAY = jax.ShapeDtypeStruct((16, 128), jnp.float32)
+# A pallas_call to trace, and how many arrays it is called with.
+Call = tuple[Callable[..., Any], int]
+
+
+def copy(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...]
+
+
+def add(x_ref: Any, y_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...] + y_ref[...]
+
+
+def kernel_call(kernel: Callable[..., None], operands: int) -> Call:
+    return pl.pallas_call(kernel, out_shape=ARRAY), operands
+
+
+def gridded_copy(grid: tuple[int, ...], in_map: Callable[..., Any]) -> Call:
+    """A copy over ``grid`` whose input's index map is ``in_map``; the output's is right."""
+    out_map = (lambda i: (i, 0)) if len(grid) == 1 else (lambda i, j: (i, j))
+    call = pl.pallas_call(
+        copy,
+        grid=grid,
+        in_specs=[pl.BlockSpec((8, 128), in_map)],
+        out_specs=pl.BlockSpec((8, 128), out_map),
+        out_shape=ARRAY,
+    )
+    return call, 1
+
+
+# Record id → (the mistake, its fix), as the record's example fix writes them.
+CALLS: dict[str, tuple[Callable[[], Call], Callable[[], Call]]] = {
+    "55680b56dfb441e2": (lambda: kernel_call(copy, 2), lambda: kernel_call(add, 2)),
+    "cd74ab1e53186b20": (lambda: kernel_call(add, 1), lambda: kernel_call(add, 2)),
+    "1a76475e93593be9": (
+        lambda: gridded_copy((2, 1), lambda i: (i, 0)),
+        lambda: gridded_copy((2, 1), lambda i, j: (i, j)),
+    ),
+    "52298c751508dd25": (
+        lambda: gridded_copy((2,), lambda i, j: (i, 0)),
+        lambda: gridded_copy((2,), lambda i: (i, 0)),
+    ),
+}
+
+
+def one_index(i: Any) -> Any:
+    return i
+
+
+def kernel_calling_a_helper_wrongly(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...] + one_index(x_ref[...], 1)
+
+
+def kernel_with_a_one_parameter_loop_body(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = lax.fori_loop(0, 4, lambda carry: carry, x_ref[...])
+
+
+# The user's own code raising the same words inside what Pallas called.
+NEAR_MISSES: dict[str, Callable[[], Call]] = {
+    "a helper called wrongly in the kernel": lambda: kernel_call(
+        kernel_calling_a_helper_wrongly, 1
+    ),
+    "a loop body of one parameter in the kernel": lambda: kernel_call(
+        kernel_with_a_one_parameter_loop_body, 1
+    ),
+    "a helper called wrongly in an index map": lambda: gridded_copy(
+        (2,), lambda i: (one_index(i, 0), 0)
+    ),
+}
+
+
+def traced(case: Callable[[], Call]) -> jax.stages.Traced:
+    call, operands = case()
+    return jax.jit(call).trace(*[ARRAY] * operands)
+
+
+def raised_by(case: Callable[[], Call], filtering: str) -> BaseException:
+    with jax_config.traceback_filtering(filtering), pytest.raises(TypeError) as caught:
+        traced(case)
+    return user_facing_error(caught.value)
+
+
+def pasted(error: BaseException) -> str:
+    return "".join(traceback.format_exception(error))
+
+
+@pytest.mark.usefixtures("cpu_as_tpu")
+@pytest.mark.parametrize("record_id", sorted(CALLS))
+def test_the_mistake_raises_pythons_error_inside_the_call_the_record_names(
+    record_id: str,
+) -> None:
+    """Python raised it in JAX's code, below the record's caller at the record's line (every
+    frame after that one is JAX's), with words the record's pattern reads; the fix lowers."""
+    record = curated_records()[record_id]
+    before, after = CALLS[record_id]
+    error = raised_by(before, "off")
+    assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
+    frames = traceback.extract_tb(error.__traceback__)
+    callers = {(caller["file"], caller["function"]) for caller in record["calledBy"]}
+    [at] = [
+        number
+        for number, frame in enumerate(frames)
+        if frame.filename.endswith(record["filePath"]) and frame.lineno == record["lineNumber"]
+    ]
+    assert (record["filePath"], frames[at].name) in callers
+    assert all("/jax/_src/" in frame.filename for frame in frames[at:])
+    traced(after).lower(lowering_platforms=("tpu",))
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+@pytest.mark.parametrize("record_id", sorted(CALLS))
+def test_the_pasted_traceback_is_answered_with_the_call_that_raised_it(
+    record_id: str, filtering: str, full_catalog: Catalog
+) -> None:
+    record = curated_records()[record_id]
+    paste = pasted(raised_by(CALLS[record_id][0], filtering))
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
+    [found] = answer.matches
+    assert found.errorId == record_id, paste
+    assert found.why.calledBy is not None
+    place, function = found.why.calledBy.split(" ")
+    assert place == f"{record['filePath']}:{record['lineNumber']}"
+    assert {"file": record["filePath"], "function": function} in record["calledBy"]
+    assert found.source is not None
+    assert (found.source.filePath, found.source.line, found.source.release) == (
+        record["filePath"],
+        record["lineNumber"],
+        jax.__version__,
+    )
+    assert found.sourceUrl is not None and found.sourceUrl.endswith(
+        f"{record['filePath']}#L{record['lineNumber']}-L{record['lineNumber']}"
+    )
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+@pytest.mark.parametrize("mistake", sorted(NEAR_MISSES))
+def test_the_same_words_raised_in_the_users_own_code_are_no_call_error(
+    mistake: str, filtering: str, full_catalog: Catalog
+) -> None:
+    error = raised_by(NEAR_MISSES[mistake], filtering)
+    readers = [compile_pattern(curated_records()[rid]["matchPattern"]) for rid in CALLS]
+    assert any(reader.search(str(error)) for reader in readers), str(error)  # same words
+    answer = MatchService(full_catalog).match(MatchRequest(text=pasted(error)))
+    named = {rid for found in answer.matches for rid in (found.errorId, *found.alternatives)}
+    assert not named & set(CALLS), answer.matches
