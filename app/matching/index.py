@@ -57,9 +57,18 @@ class PatternEntry:
     pattern: str
     variant: str = "current"  # or ``older_wording(until)``, or "older" when undated
     metadata: Mapping[str, str] = field(default_factory=dict)
-    # (file, function) of each of JAX's functions whose call of user code Python's own
-    # message is raised at (see ``FrameIndex.calling_frames``); none: read anywhere.
-    callers: frozenset[tuple[str, str]] = frozenset()
+    # Python's own message at JAX's call of user code: read only where that call raised it.
+    called_by: CalledBy | None = None
+
+
+@dataclass(frozen=True)
+class CalledBy:
+    """Where a record of Python's own error at JAX's call of user code stands: the functions
+    of JAX's that make the call, and JAX's wrappers between them and the user's function
+    (``wrap_with_transforms``), each as a traceback names it, by (file, function)."""
+
+    callers: frozenset[tuple[str, str]]
+    through: frozenset[tuple[str, str]] = frozenset()
 
 
 _OLDER_WORDING = "older wording ({})"
@@ -149,13 +158,9 @@ class PatternIndex:
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
         # Built with the index (off the request path), for overlays that hide records.
         by_record: dict[str, list[int]] = {}
-        callers: set[tuple[str, str]] = set()
         for number, entry in enumerate(entries):
             by_record.setdefault(entry.record_id, []).append(number)
-            callers.update(entry.callers)
         self._by_record = {key: tuple(value) for key, value in by_record.items()}
-        # Every function of JAX's that a record knows to call user code.
-        self.callers = frozenset(callers)
 
     @classmethod
     def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
@@ -460,9 +465,6 @@ class OverlaidIndex:
             number for record_id in replaced for number in base.entries_of(record_id)
         )
         self.entries: Sequence[PatternEntry] = _Joined(base.entries, overlay.entries)
-        # A replaced record's callers stay among them until the next rebuild: a function
-        # no record binds any more then only makes no record of the error it called.
-        self.callers = base.callers | overlay.callers
 
     def __len__(self) -> int:
         return len(self.base) - len(self._hidden) + len(self.overlay)

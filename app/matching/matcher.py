@@ -281,18 +281,18 @@ def _at_their_callers(
     structure: frozenset[int],
     records: Sequence[ExceptionRecord],
 ) -> list[_Candidate]:
-    """The candidates, less those of records bound to JAX's callers of user code that the
-    exception's traceback does not show calling: Python's ``f() takes 2 positional arguments
-    but 3 were given`` is a kernel's only where JAX called the kernel. Of the frames between
-    the user's last frame and the error, the innermost that is any record's caller made the
-    call (in 0.4.30 an index map is called inside the function that traces the kernel); a
-    record stands where it names that one. A message in no traceback stays unbound. Those
-    kept carry the frame of the call."""
+    """The candidates, less those of records of Python's own error at JAX's call of user
+    code (``PatternEntry.called_by``) where that call did not raise it: ``f() takes 2
+    positional arguments but 3 were given`` is a kernel's only where the innermost of JAX's
+    frames after the user's last, past the wrappers the record names, is a function that
+    calls the kernel. So the same words raised in the user's own code (its frame is last), in
+    another of JAX's calls (``run_scoped`` calls its body through the same wrapper), or
+    in no traceback at all are not the record's. Those kept carry the frame of the call."""
     kept = []
-    calling: dict[int, Frame | None] = {}
+    calling: dict[int, tuple[Frame, ...]] = {}
     for candidate in candidates:
-        callers = index.entries[candidate.hit.entry].callers
-        if not callers:
+        called_by = index.entries[candidate.hit.entry].called_by
+        if called_by is None:
             kept.append(candidate)
             continue
         kind, number = candidate.error
@@ -301,12 +301,11 @@ def _at_their_callers(
         if number not in calling:
             record = records[number]
             first = (record.message_line_numbers or (record.line,))[0]
-            shown = frames.calling_frames(lines, structure, first, record.raised_at)
-            calling[number] = next(
-                (f for f in shown if (f.file, f.function) in index.callers), None
-            )
-        caller = calling[number]
-        if caller is not None and (caller.file, caller.function) in callers:
+            calling[number] = frames.calling_frames(lines, structure, first, record.raised_at)
+        caller = next(
+            (f for f in calling[number] if (f.file, f.function) not in called_by.through), None
+        )
+        if caller is not None and (caller.file, caller.function) in called_by.callers:
             kept.append(replace(candidate, caller=caller))
     return kept
 

@@ -79,8 +79,14 @@ class ErrorRecord(BaseModel):
         default_factory=list,
         description="For an error Python raises when JAX calls the user's function (a kernel "
         "given more refs than it takes): the functions of JAX's that make the call. The "
-        "record matches only a traceback that shows one of them between the user's last "
-        "frame and the error, never a message alone.",
+        "record matches only a traceback whose innermost frame of JAX's, past the wrappers "
+        "of `calledThrough`, is one of them, with no frame of the user's after it; never a "
+        "message alone.",
+    )
+    calledThrough: list[Caller] = Field(
+        default_factory=list,
+        description="JAX's wrappers that a `calledBy` function's call goes through to the "
+        "user's function (`wrap_with_transforms`), which may stand after it in a traceback.",
     )
 
 

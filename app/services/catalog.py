@@ -30,7 +30,7 @@ from app.db import transaction
 from app.knowledge.releases import is_release
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
-from app.matching.index import older_wording
+from app.matching.index import CalledBy, older_wording
 from app.matching.templates import derive_pattern, literal_text
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
@@ -226,6 +226,7 @@ _INDEXED = select(
     RecordRow.document["solutions"].as_string(),
     RecordRow.document["githubUrl"].as_string(),
     RecordRow.document["calledBy"].as_string(),
+    RecordRow.document["calledThrough"].as_string(),
 )
 
 
@@ -282,7 +283,7 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        callers = frozenset((c["file"], c["function"]) for c in json.loads(row[14] or "[]"))
+        called_by = _called_by(row[14], row[15])
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -316,14 +317,24 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        entries.append(PatternEntry(record_id, current, "current", metadata, callers))
+        entries.append(PatternEntry(record_id, current, "current", metadata, called_by))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
             until = _last_release_printing(wording, note)
             variant = older_wording(until) if until else "older"
-            entries.append(PatternEntry(record_id, pattern, variant, metadata, callers))
+            entries.append(PatternEntry(record_id, pattern, variant, metadata, called_by))
     return records, entries
+
+
+def _called_by(callers: str | None, through: str | None) -> CalledBy | None:
+    """A record's ``calledBy`` and ``calledThrough``, as JSON text, for its patterns."""
+    if not callers:
+        return None
+    return CalledBy(
+        frozenset((c["file"], c["function"]) for c in json.loads(callers)),
+        frozenset((c["file"], c["function"]) for c in json.loads(through or "[]")),
+    )
 
 
 def _last_release_printing(wording: dict[str, Any], note: dict[str, Any]) -> str | None:

@@ -6,7 +6,8 @@ positional arguments but 3 were given`` at that call: words any call prints. The
 records of these mistakes are bound to the functions of Pallas that make the call, so each
 mistake below is traced by JAX, its traceback pasted (filtered as by default, and not) and
 matched to its record, the call's frame pinned to 0.10.2; the same words raised by the
-user's own code, inside a kernel or an index map, are not read as any of them.
+user's own code, inside a kernel or an index map, or by another of JAX's calls through the
+same wrapper (``pl.run_scoped``'s body) are not read as any of them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 from jax import lax
 from jax._src import config as jax_config
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
 
 from app.matching.templates import compile_pattern
 from app.services.catalog import Catalog
@@ -87,6 +89,16 @@ def kernel_with_a_one_parameter_loop_body(x_ref: Any, o_ref: Any) -> None:
     o_ref[...] = lax.fori_loop(0, 4, lambda carry: carry, x_ref[...])
 
 
+def kernel_with_a_scoped_body_of_one_ref_for_two(x_ref: Any, o_ref: Any) -> None:
+    """``run_scoped`` calls its body through the wrapper that passes the kernel its refs."""
+
+    def body(scratch_ref: Any) -> None:
+        scratch_ref[...] = x_ref[...]
+        o_ref[...] = scratch_ref[...]
+
+    pl.run_scoped(body, pltpu.VMEM((16, 128), jnp.float32), pltpu.VMEM((8, 128), jnp.float32))
+
+
 # The user's own code raising the same words inside what Pallas called.
 NEAR_MISSES: dict[str, Callable[[], Call]] = {
     "a helper called wrongly in the kernel": lambda: kernel_call(
@@ -94,6 +106,9 @@ NEAR_MISSES: dict[str, Callable[[], Call]] = {
     ),
     "a loop body of one parameter in the kernel": lambda: kernel_call(
         kernel_with_a_one_parameter_loop_body, 1
+    ),
+    "a scoped body of one ref for two in the kernel": lambda: kernel_call(
+        kernel_with_a_scoped_body_of_one_ref_for_two, 1
     ),
     "a helper called wrongly in an index map": lambda: gridded_copy(
         (2,), lambda i: (one_index(i, 0), 0)
