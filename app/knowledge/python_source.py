@@ -200,6 +200,12 @@ class _Module:
             base = self._message(func.value, scope, line, depth + 1)
             if len(base) == 1 and isinstance(base[0], str):
                 return _str_format(base[0], node)
+            # An f-string formatted again (``msg = f"…"; raise TypeError(msg.format(…))``,
+            # jax.numpy's ``check_arraylike``): with no brace left in its text, the second
+            # formatting changes nothing, and the message is the f-string's.
+            literal = "".join(part for part in base if isinstance(part, str))
+            if len(base) > 1 and "{" not in literal and "}" not in literal:
+                return base
         if isinstance(func, ast.Name) and func.id in self.helpers:
             returned = _returned_value(self.helpers[func.id])
             if returned is not None:

@@ -73,8 +73,18 @@ def test_str_format_with_positional_and_keyword_fields(sites: list[Site]) -> Non
     assert one(sites, "Rank").template == "Rank {x.ndim} is more than {2}"
 
 
+def test_an_fstring_formatted_again_is_the_fstrings_message(sites: list[Site]) -> None:
+    """``str.format`` of an f-string with no brace left changes nothing; one whose text
+    still holds braces is formatted again at run time, and is not read as the f-string."""
+    site = one(sites, "requires ndarray")
+    assert site.template == (
+        "{fun_name} requires ndarray or scalar arguments, got {type(arg)} at position {pos}."
+    )
+    assert one(sites, "msg.format(name)").function == "check_braces"
+
+
 def test_message_bound_to_a_local_and_extended(sites: list[Site]) -> None:
-    site = one(sites, "scalar")
+    site = one(sites, "a scalar")
     assert site.template == "abs of a scalar {x} is not lowered"
     assert site.error_class == "NotImplementedError"
 
