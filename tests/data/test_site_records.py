@@ -44,6 +44,18 @@ UNMINED = {
         "0.4.20",
         "raise NotImplementedError(",
     ),
+    DATA / "records" / "pallas-removed-load-and-store.json": (
+        newest_release(),
+        'raise AttributeError(f"module {module!r} has no attribute {name!r}")',
+    ),
+    DATA / "records" / "pallas-python-if-on-a-traced-value.json": (
+        newest_release(),
+        "raise TracerBoolConversionError(arg)",
+    ),
+    DATA / "records" / "pallas-scratch-shape-not-a-memory-ref.json": (
+        newest_release(),
+        "s.get_ref_aval()",
+    ),
     # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it.
     **{
         DATA / "records" / f"pallas-{name}.json": (newest_release(), "pe.trace_to_jaxpr_dynamic(")

@@ -464,6 +464,59 @@ def triton_set_first(with_where: bool) -> Any:
 
 
 # The safe_zip length mismatch: raised from the GPU pipeline (its record's site) and the TPU one.
+def block_incremented(through_removed_functions: bool) -> Any:
+    """A block read, incremented and written: with ``pl.load`` and ``pl.store``, which JAX
+    0.9.0 removed, or by indexing the refs."""
+
+    def kernel(x_ref, o_ref):
+        if through_removed_functions:
+            whole = (slice(None), slice(None))
+            pl.store(o_ref, whole, pl.load(x_ref, whole) + 1)
+        else:
+            o_ref[...] = x_ref[...] + 1
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)))
+    return call, [spec((8, 128))], "tpu"
+
+
+def accumulated_from_the_first_step(staged: bool) -> Any:
+    """An accumulator zeroed on the first grid step: by ``pl.when``, or by Python's ``if``
+    on the traced step index."""
+
+    def kernel(x_ref, o_ref):
+        if staged:
+
+            @pl.when(pl.program_id(0) == 0)
+            def _():
+                o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+
+        elif pl.program_id(0) == 0:
+            o_ref[...] = jnp.zeros(o_ref.shape, o_ref.dtype)
+        o_ref[...] += x_ref[...]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((8, 128)),
+        grid=(4,),
+        in_specs=[pl.BlockSpec((8, 128), lambda i: (i, 0))],
+        out_specs=pl.BlockSpec((8, 128), lambda i: (0, 0)),
+    )
+    return call, [spec((32, 128))], "tpu"
+
+
+def copied_through_scratch(in_vmem: bool) -> Any:
+    """A block copied through a scratch buffer given as ``pltpu.VMEM``, or as an output's
+    ``ShapeDtypeStruct``."""
+
+    def kernel(x_ref, o_ref, scratch_ref):
+        scratch_ref[...] = x_ref[...]
+        o_ref[...] = scratch_ref[...]
+
+    scratch = pltpu.VMEM((8, 128), f32) if in_vmem else spec((8, 128))
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)), scratch_shapes=[scratch])
+    return call, [spec((8, 128))], "tpu"
+
+
 SAFE_ZIP = "75054f2533d302a4"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
@@ -515,6 +568,15 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
         lambda: rows_less_their_maximum(True),
     ),
     "afe8c70019988486": (lambda: blocks_added(16), lambda: blocks_added(8)),
+    "10bcf841a8fa7518": (lambda: block_incremented(True), lambda: block_incremented(False)),
+    "b2a4e36f14596cb3": (
+        lambda: accumulated_from_the_first_step(False),
+        lambda: accumulated_from_the_first_step(True),
+    ),
+    "8297cfa907b1d24a": (
+        lambda: copied_through_scratch(False),
+        lambda: copied_through_scratch(True),
+    ),
     "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
     "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
 }
