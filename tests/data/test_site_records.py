@@ -56,7 +56,8 @@ UNMINED = {
         newest_release(),
         "s.get_ref_aval()",
     ),
-    # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it.
+    # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it,
+    # or where a pipeline calls its body.
     **{
         DATA / "records" / f"pallas-{name}.json": (newest_release(), "pe.trace_to_jaxpr_dynamic(")
         for name in (
@@ -65,6 +66,20 @@ UNMINED = {
             "index-map-given-more-indices",
             "index-map-missing-indices",
         )
+    },
+    **{
+        DATA / "records" / f"pallas-tpu-pipeline-body-{name}.json": (
+            newest_release(),
+            "body(*current_refs, *scratches)",
+        )
+        for name in ("given-more-refs", "missing-refs")
+    },
+    **{
+        DATA / "records" / f"pallas-gpu-pipeline-step-{name}.json": (
+            newest_release(),
+            "next_body_carry = body(",
+        )
+        for name in ("given-more-arguments", "missing-arguments")
     },
 }
 
@@ -282,7 +297,7 @@ def test_unmined_record_reads_each_wording_as_its_own_and_names_its_releases(pat
 
 
 def test_the_records_bound_to_callers_are_the_unmined_call_errors() -> None:
-    assert len(CALLED) == 4
+    assert len(CALLED) == 8
     assert set(CALLED) <= set(UNMINED)
 
 

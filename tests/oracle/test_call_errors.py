@@ -1,20 +1,21 @@
 """Python's own errors at Pallas's calls of user code, raised by JAX 0.10.2 itself.
 
-Pallas calls the kernel with its refs and each BlockSpec's index map with the grid's
-indices. A function of the wrong arity makes Python raise ``TypeError: kernel() takes 2
-positional arguments but 3 were given`` at that call: words any call prints. The curated
-records of these mistakes are bound to the functions of Pallas that make the call, so each
-mistake below is traced by JAX, its traceback pasted (filtered as by default, and not) and
-matched to its record, the call's frame pinned to 0.10.2; the same words raised by the
-user's own code, inside a kernel or an index map, or by another of JAX's calls through the
-same wrapper (``pl.run_scoped``'s body) are not read as any of them.
+Pallas calls the kernel with its refs, each BlockSpec's index map with the grid's indices,
+and a pipeline's body with each step's blocks. A function of the wrong arity makes Python
+raise ``TypeError: kernel() takes 2 positional arguments but 3 were given`` at that call:
+words any call prints. The curated records of these mistakes are bound to the functions of
+Pallas that make the call, so each mistake below is traced by JAX, its traceback pasted
+(filtered as by default, and not) and matched to its record, the call's frame pinned to
+0.10.2; the same words raised by the user's own code, inside a kernel or an index map, by
+another of JAX's calls through the same wrapper (``pl.run_scoped``'s body), or by a
+pipeline's index map are not read as any of them.
 """
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -22,6 +23,7 @@ import pytest
 from jax import lax
 from jax._src import config as jax_config
 from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import tpu as pltpu
 
 from app.matching.templates import compile_pattern
@@ -33,8 +35,15 @@ from tests.oracle.test_curated_records import curated_records
 pytestmark = pytest.mark.oracle
 
 ARRAY = jax.ShapeDtypeStruct((16, 128), jnp.float32)
-# A pallas_call to trace, and how many arrays it is called with.
-Call = tuple[Callable[..., Any], int]
+PIPELINED = jax.ShapeDtypeStruct((256, 128), jnp.float32)
+
+
+class Call(NamedTuple):
+    """A function of Pallas's to trace, what it is called with, and the platform it lowers for."""
+
+    function: Callable[..., Any]
+    arguments: list[jax.ShapeDtypeStruct]
+    platform: str = "tpu"
 
 
 def copy(x_ref: Any, o_ref: Any) -> None:
@@ -46,7 +55,7 @@ def add(x_ref: Any, y_ref: Any, o_ref: Any) -> None:
 
 
 def kernel_call(kernel: Callable[..., None], operands: int) -> Call:
-    return pl.pallas_call(kernel, out_shape=ARRAY), operands
+    return Call(pl.pallas_call(kernel, out_shape=ARRAY), [ARRAY] * operands)
 
 
 def gridded_copy(grid: tuple[int, ...], in_map: Callable[..., Any]) -> Call:
@@ -59,7 +68,59 @@ def gridded_copy(grid: tuple[int, ...], in_map: Callable[..., Any]) -> Call:
         out_specs=pl.BlockSpec((8, 128), out_map),
         out_shape=ARRAY,
     )
-    return call, 1
+    return Call(call, [ARRAY])
+
+
+def tpu_pipeline(body: Callable[..., None], in_map: Callable[..., Any] = lambda i: (i, 0)) -> Call:
+    """A kernel of refs in HBM that pipelines ``body`` over two (128, 128) blocks."""
+    block = pl.BlockSpec((128, 128), lambda i: (i, 0))
+
+    def kernel(x_hbm: Any, o_hbm: Any) -> None:
+        pipeline = pltpu.emit_pipeline(
+            body, grid=(2,), in_specs=[pl.BlockSpec((128, 128), in_map)], out_specs=[block]
+        )
+        pipeline(x_hbm, o_hbm)
+
+    anywhere = pl.BlockSpec(memory_space=pl.ANY)
+    call = pl.pallas_call(kernel, out_shape=PIPELINED, in_specs=[anywhere], out_specs=anywhere)
+
+    def in_32_bits(x: Any) -> Any:
+        """x64 off, as TPU programs run: under the oracle's x64 the pipeline's loop compares
+        its int32 step with a 64-bit bound, which Mosaic's verifier rejects."""
+        with jax.enable_x64(False):
+            return call(x)
+
+    return Call(in_32_bits, [PIPELINED])
+
+
+def gpu_pipeline(body: Callable[..., Any], in_map: Callable[..., Any] = lambda i: (i, 0)) -> Call:
+    """A Mosaic GPU kernel that pipelines ``body`` over four (64, 128) blocks."""
+    block = plgpu.BlockSpec((64, 128), lambda i: (i, 0))
+
+    def kernel(x_gmem: Any, o_gmem: Any) -> None:
+        pipeline = plgpu.emit_pipeline(
+            body, grid=(4,), in_specs=[plgpu.BlockSpec((64, 128), in_map)], out_specs=[block]
+        )
+        pipeline(x_gmem, o_gmem)
+
+    return Call(plgpu.kernel(kernel, out_type=PIPELINED), [PIPELINED], "cuda")
+
+
+def incremented(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...] + 1
+
+
+def incremented_in_place(x_ref: Any) -> None:
+    x_ref[...] += 1
+
+
+def incremented_at(indices: Any, x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...] + 1
+
+
+def incremented_with_a_carry(indices: Any, x_ref: Any, o_ref: Any, carry: Any) -> Any:
+    o_ref[...] = x_ref[...] + 1
+    return carry
 
 
 # Record id → (the mistake, its fix), as the record's example fix writes them.
@@ -73,6 +134,22 @@ CALLS: dict[str, tuple[Callable[[], Call], Callable[[], Call]]] = {
     "52298c751508dd25": (
         lambda: gridded_copy((2,), lambda i, j: (i, 0)),
         lambda: gridded_copy((2,), lambda i: (i, 0)),
+    ),
+    "7c9146c7ea5987f5": (
+        lambda: tpu_pipeline(incremented_in_place),
+        lambda: tpu_pipeline(incremented),
+    ),
+    "0463b618153c96b5": (
+        lambda: tpu_pipeline(incremented_at),
+        lambda: tpu_pipeline(incremented),
+    ),
+    "e79453e9303494ab": (
+        lambda: gpu_pipeline(incremented),
+        lambda: gpu_pipeline(incremented_at),
+    ),
+    "f95742ff653432c0": (
+        lambda: gpu_pipeline(incremented_with_a_carry),
+        lambda: gpu_pipeline(incremented_at),
     ),
 }
 
@@ -113,17 +190,23 @@ NEAR_MISSES: dict[str, Callable[[], Call]] = {
     "a helper called wrongly in an index map": lambda: gridded_copy(
         (2,), lambda i: (one_index(i, 0), 0)
     ),
+    # Called by the pipeline itself, as it starts each step's copies.
+    "an index map of two indices in a TPU pipeline": lambda: tpu_pipeline(
+        incremented, lambda i, j: (i, 0)
+    ),
+    "an index map of two indices in a Mosaic GPU pipeline": lambda: gpu_pipeline(
+        incremented_at, lambda i, j: (i, 0)
+    ),
 }
 
 
-def traced(case: Callable[[], Call]) -> jax.stages.Traced:
-    call, operands = case()
-    return jax.jit(call).trace(*[ARRAY] * operands)
+def traced(call: Call) -> jax.stages.Traced:
+    return jax.jit(call.function).trace(*call.arguments)
 
 
 def raised_by(case: Callable[[], Call], filtering: str) -> BaseException:
     with jax_config.traceback_filtering(filtering), pytest.raises(TypeError) as caught:
-        traced(case)
+        traced(case())
     return user_facing_error(caught.value)
 
 
@@ -151,7 +234,8 @@ def test_the_mistake_raises_pythons_error_inside_the_call_the_record_names(
     ]
     assert (record["filePath"], frames[at].name) in callers
     assert all("/jax/_src/" in frame.filename for frame in frames[at:])
-    traced(after).lower(lowering_platforms=("tpu",))
+    fixed = after()
+    traced(fixed).lower(lowering_platforms=(fixed.platform,))
 
 
 @pytest.mark.parametrize("filtering", ["auto", "off"])
