@@ -125,3 +125,21 @@ def test_an_answer_without_a_computed_fix_says_what_to_do(client: httpx.Client) 
     paste = "ValueError: Only byte-aligned shapes are supported. Got shape: int4(7,)"
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
     assert "**Fix: " in text and "What to do" not in text
+
+
+def test_pythons_error_at_pallas_call_says_where_jax_called_and_what_to_do(
+    client: httpx.Client,
+) -> None:
+    """JAX 0.4.30's traceback of an index map of one parameter under a two-axis grid."""
+    paste = RECORDS.parents[1] / "tests/fixtures/pastes/index-map-given-more-indices-0.4.30.txt"
+    text = client.post(
+        "/api/match",
+        content=paste.read_text(),
+        headers={**MARKDOWN, "Content-Type": "text/plain"},
+    ).text
+    assert text.startswith(f"### TypeError: {escape('<lambda>() takes 1 positional argument')}")
+    called = escape("jax/_src/pallas/core.py:182 compute_index")
+    assert f"Python raised this where JAX called your code: {called}." in text
+    assert "[JAX source: jax/\\_src/pallas/core.py:182 (0.4.30)]" in text
+    record = json.loads((RECORDS / "pallas-index-map-given-more-indices.json").read_text())
+    assert escape(record["record"]["solutions"][0]) in text

@@ -238,6 +238,7 @@ def test_the_mistake_raises_pythons_error_inside_the_call_the_record_names(
     traced(fixed).lower(lowering_platforms=(fixed.platform,))
 
 
+@pytest.mark.usefixtures("cpu_as_tpu")  # a TPU pipeline reads the chip while it is traced
 @pytest.mark.parametrize("filtering", ["auto", "off"])
 @pytest.mark.parametrize("record_id", sorted(CALLS))
 def test_the_pasted_traceback_is_answered_with_the_call_that_raised_it(
@@ -263,6 +264,7 @@ def test_the_pasted_traceback_is_answered_with_the_call_that_raised_it(
     )
 
 
+@pytest.mark.usefixtures("cpu_as_tpu")
 @pytest.mark.parametrize("filtering", ["auto", "off"])
 @pytest.mark.parametrize("mistake", sorted(NEAR_MISSES))
 def test_the_same_words_raised_in_the_users_own_code_are_no_call_error(
