@@ -283,7 +283,7 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        called_by = _called_by(row[14], row[15])
+        callers, through = row[14:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -317,6 +317,7 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
+        called_by = _called_by(callers, through)
         entries.append(PatternEntry(record_id, current, "current", metadata, called_by))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
