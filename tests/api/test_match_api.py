@@ -500,3 +500,33 @@ def test_pythons_call_error_is_no_pallas_record_where_pallas_made_no_call(
         "1a76475e93593be9",
         "52298c751508dd25",
     }
+
+
+@pytest.mark.parametrize(
+    ("paste", "variant", "release"),
+    [
+        ("dynamic-slice-size-0.9.1.txt", "older wording (0.9.2)", "0.9.1"),
+        (None, "current", None),
+    ],
+)
+def test_a_slice_of_traced_size_is_named_in_the_wording_of_its_release(
+    client: httpx.Client, paste: str | None, variant: str, release: str | None
+) -> None:
+    """The bare assert of JAX's tracer prints the block's aval: short in 0.9.1 and 0.9.2,
+    as ``DShapedArray(...)`` since; each is read as the curated record. JAX's frames date
+    the paste of 0.9.1; the message alone, of a record without a mined site, does not."""
+    if paste is None:
+        text = (
+            "Traceback (most recent call last):\n"
+            '  File "/home/dev/kernels/prefix.py", line 12, in kernel\n'
+            "    o_ref[pl.ds(0, n), :] = x_ref[pl.ds(0, n), :]\n"
+            "AssertionError: DShapedArray(shape=(ShapedArray(int32[]), 128), dtype=float32,"
+            " weak_type=False)\n"
+        )
+    else:
+        text = (FIXTURES / "pastes" / paste).read_text()
+    body = match(client, text)
+    [found] = body["matches"]
+    assert (found["errorId"], found["variant"]) == ("2e313c69be09d2a0", variant)
+    assert found["values"]["dtype"] == "float32"
+    assert (body["release"] or {}).get("used") == release

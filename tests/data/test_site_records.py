@@ -56,6 +56,10 @@ UNMINED = {
         newest_release(),
         "s.get_ref_aval()",
     ),
+    DATA / "records" / "pallas-dynamic-slice-size.json": (
+        newest_release(),
+        "assert isinstance(aval, AbstractValue), aval",
+    ),
     # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it,
     # or where a pipeline calls its body.
     **{

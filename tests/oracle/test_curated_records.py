@@ -517,6 +517,29 @@ def copied_through_scratch(in_vmem: bool) -> Any:
     return call, [spec((8, 128))], "tpu"
 
 
+def prefix_copied(masked: bool) -> Any:
+    """The first ``n`` rows of a (16, 128) block copied, ``n`` read from scalar memory: by
+    slices of that traced size, or by masking the whole block."""
+
+    def kernel(n_ref, x_ref, o_ref):
+        if masked:
+            rows = jax.lax.broadcasted_iota(jnp.int32, x_ref.shape, 0)
+            o_ref[...] = jnp.where(rows < n_ref[0], x_ref[...], 0.0)
+        else:
+            n = n_ref[0]
+            o_ref[pl.ds(0, n), :] = x_ref[pl.ds(0, n), :]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((16, 128)),
+        in_specs=[
+            pl.BlockSpec(memory_space=pltpu.SMEM),
+            pl.BlockSpec(memory_space=pltpu.VMEM),
+        ],
+    )
+    return call, [spec((1,), jnp.int32), spec((16, 128))], "tpu"
+
+
 SAFE_ZIP = "75054f2533d302a4"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
@@ -569,6 +592,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "afe8c70019988486": (lambda: blocks_added(16), lambda: blocks_added(8)),
     "10bcf841a8fa7518": (lambda: block_incremented(True), lambda: block_incremented(False)),
+    "2e313c69be09d2a0": (lambda: prefix_copied(False), lambda: prefix_copied(True)),
     "b2a4e36f14596cb3": (
         lambda: accumulated_from_the_first_step(False),
         lambda: accumulated_from_the_first_step(True),
