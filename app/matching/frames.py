@@ -141,6 +141,14 @@ class RaisePoint:
     via: Literal["frame", "quote"] = "frame"  # "quote": the paste shows the statement
 
 
+class Calling(NamedTuple):
+    """What a traceback shows of a call of user code: JAX's frames after the user's last,
+    innermost first, and the source line printed under that frame of the user's."""
+
+    frames: tuple[Frame, ...]
+    user_source: str | None
+
+
 class Worded(NamedTuple):
     """A message matched in the paste, as ``FrameIndex.dated`` reads its releases from it."""
 
@@ -658,13 +666,14 @@ class FrameIndex:
         structure: frozenset[int],
         exception_line: int,
         raised_at: int | None = None,
-    ) -> tuple[Frame, ...]:
+    ) -> Calling:
         """JAX's frames between the user's last frame and the exception at
         ``exception_line``, innermost first: where Python raised its own error at JAX's call
         of user code (``kernel() takes 2 positional arguments but 3 were given``), the
         functions that made the call. Frames of JAX's files without sites (``linear_util.py``,
         which filtering hides) are passed over; any other file's frame is the user's and ends
-        them, so an error raised inside the user's function has none."""
+        them, so an error raised inside the user's function has none. With them, the source
+        line printed under the user's frame, which shows the call of JAX's that led there."""
         number = exception_line - 1 if raised_at is None else raised_at
         found: list[Frame] = []
         while number >= 0 and (number in structure or number == raised_at):
@@ -675,11 +684,13 @@ class FrameIndex:
                 if frame is not None:
                     found.append(frame)
                 elif not _JAX_INTERNAL.search(match["path"] or match["ipath"] or match["ppath"]):
-                    break
+                    below = lines[number + 1] if number + 1 < exception_line else ""
+                    shown = not _INDENTED_FRAME.match(below) and below.strip("^~ \t")
+                    return Calling(tuple(found), below.strip() if shown else None)
             elif text.startswith("Traceback (most recent call last)"):
                 break
             number -= 1
-        return tuple(found)
+        return Calling(tuple(found), None)
 
     def _file(self, path: str) -> str | None:
         """The path from its ``jax/`` (or ``jaxlib/``) on, from the first such folder after

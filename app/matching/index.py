@@ -65,10 +65,13 @@ class PatternEntry:
 class CalledBy:
     """Where a record of Python's own error at JAX's call of user code stands: the functions
     of JAX's that make the call, and JAX's wrappers between them and the user's function
-    (``wrap_with_transforms``), each as a traceback names it, by (file, function)."""
+    (``wrap_with_transforms``), each as a traceback names it, by (file, function); and the
+    functions of JAX's API under which the call is made where JAX hides all its frames
+    (``fori_loop``), as the user's own line calls them."""
 
     callers: frozenset[tuple[str, str]]
     through: frozenset[tuple[str, str]] = frozenset()
+    under: frozenset[str] = frozenset()
 
 
 _OLDER_WORDING = "older wording ({})"

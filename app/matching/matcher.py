@@ -30,6 +30,7 @@ from app.knowledge.scope import backend_of
 from app.matching.frames import (
     MAX_STATEMENT_LINES,
     STATEMENT,
+    Calling,
     Frame,
     FrameIndex,
     RaisePoint,
@@ -289,7 +290,7 @@ def _at_their_callers(
     another of JAX's calls (``run_scoped`` calls its body through the same wrapper), or
     in no traceback at all are not the record's. Those kept carry the frame of the call."""
     kept = []
-    calling: dict[int, tuple[Frame, ...]] = {}
+    calling: dict[int, Calling] = {}
     for candidate in candidates:
         called_by = index.entries[candidate.hit.entry].called_by
         if called_by is None:
@@ -302,12 +303,33 @@ def _at_their_callers(
             record = records[number]
             first = (record.message_line_numbers or (record.line,))[0]
             calling[number] = frames.calling_frames(lines, structure, first, record.raised_at)
+        shown = calling[number]
         caller = next(
-            (f for f in calling[number] if (f.file, f.function) not in called_by.through), None
+            (f for f in shown.frames if (f.file, f.function) not in called_by.through), None
         )
         if caller is not None and (caller.file, caller.function) in called_by.callers:
             kept.append(replace(candidate, caller=caller))
+        elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
+            kept.append(candidate)
     return kept
+
+
+def _called_under(under: frozenset[str], source: str | None, candidate: _Candidate) -> bool:
+    """Whether the user's own line, the last frame where JAX hid all of its own, calls one of
+    JAX's functions ``under`` and passes it the function Python's message names:
+    ``lax.fori_loop(0, 4, body, x)`` for ``body() takes 1 positional argument…``, a
+    ``lambda`` written there for ``<lambda>()``. A message naming a function that line does
+    not pass, or calls itself (``fori_loop(0, 4, make_body(a, b), x)``), is the user's own
+    call's."""
+    if not under or source is None:
+        return False
+    opening = candidate.text[candidate.hit.start :]
+    called = opening[: opening.find("()")].rsplit(".", 1)[-1].strip("<>")
+    names = "|".join(re.escape(name) for name in sorted(under))
+    call = re.search(rf"\b(?:{names})\s*\(", source)
+    if call is None or called not in re.findall(r"\w+", source[call.end() :]):
+        return False
+    return called == "lambda" or not re.search(rf"\b{re.escape(called)}\s*\(", source)
 
 
 def _message_texts(

@@ -88,6 +88,13 @@ class ErrorRecord(BaseModel):
         description="JAX's wrappers that a `calledBy` function's call goes through to the "
         "user's function (`wrap_with_transforms`), which may stand after it in a traceback.",
     )
+    calledUnder: list[Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$", max_length=200)]] = Field(
+        default_factory=list,
+        description="Functions of JAX's API under which the call is made where JAX hides all "
+        "of its frames (`fori_loop`): the record matches too where the user's last frame, "
+        "with no frame of JAX's after it, shows a call of one of them that passes the "
+        "function Python's message names.",
+    )
 
 
 class Caller(BaseModel):

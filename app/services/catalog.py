@@ -227,6 +227,7 @@ _INDEXED = select(
     RecordRow.document["githubUrl"].as_string(),
     RecordRow.document["calledBy"].as_string(),
     RecordRow.document["calledThrough"].as_string(),
+    RecordRow.document["calledUnder"].as_string(),
 )
 
 
@@ -283,7 +284,7 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        callers, through = row[14:]
+        callers, through, under = row[14:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -317,7 +318,7 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        called_by = _called_by(callers, through)
+        called_by = _called_by(callers, through, under)
         entries.append(PatternEntry(record_id, current, "current", metadata, called_by))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
@@ -328,13 +329,15 @@ def _read(
     return records, entries
 
 
-def _called_by(callers: str | None, through: str | None) -> CalledBy | None:
-    """A record's ``calledBy`` and ``calledThrough``, as JSON text, for its patterns."""
+def _called_by(callers: str | None, through: str | None, under: str | None) -> CalledBy | None:
+    """A record's ``calledBy``, ``calledThrough`` and ``calledUnder``, as JSON text, for its
+    patterns."""
     if not callers:
         return None
     return CalledBy(
         frozenset((c["file"], c["function"]) for c in json.loads(callers)),
         frozenset((c["file"], c["function"]) for c in json.loads(through or "[]")),
+        frozenset(json.loads(under or "[]")),
     )
 
 
