@@ -96,6 +96,9 @@ class RecordInfo:
     # The record's own link to its source, pinned to the commit it was written against: the
     # link of a site no mined release has (a check inside a helper such as safe_zip).
     github_url: str | None = None
+    # Python's own words at JAX's call of user code (``calledBy``): a message like it says
+    # nothing of kinship, so the record is offered as no similar error.
+    bound_to_callers: bool = False
 
 
 class Catalog:
@@ -131,7 +134,8 @@ class Catalog:
         message that is a value alone (``NotImplementedError(eqn.primitive)``) would read
         like any text holding "primitive". Words alike are no kinship across backends:
         when ``text`` names backends (a TPU lowering error, Triton's), only records raised
-        by one of them are offered."""
+        by one of them are offered. Nor are records of Python's own words at JAX's call of
+        user code, which every call of the wrong arity reads like."""
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
         messages, ids, backends = self._live_messages()
         found = process.extract(
@@ -153,7 +157,9 @@ class Catalog:
             worded = [
                 (info, words)
                 for info in self.records.values()
-                if not info.retired and _WORD.search(words := literal_text(info.message))
+                if not info.retired
+                and not info.bound_to_callers
+                and _WORD.search(words := literal_text(info.message))
             ]
             self._live = (
                 [words for _, words in worded],
@@ -291,6 +297,7 @@ def _read(
             note.get("operations"), json.loads(ops) if ops else None, rule
         )
         curated = documentation_source != "derived"
+        called_by = _called_by(callers, through, under)
         records[record_id] = RecordInfo(
             record_id,
             slug,
@@ -304,6 +311,7 @@ def _read(
             curated,
             _solutions(solutions, note),
             github_url or None,
+            called_by is not None,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue
@@ -318,7 +326,6 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        called_by = _called_by(callers, through, under)
         entries.append(PatternEntry(record_id, current, "current", metadata, called_by))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
