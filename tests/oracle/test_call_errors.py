@@ -31,6 +31,7 @@ from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
 from tests.oracle.jax_kernels import user_facing_error
 from tests.oracle.test_curated_records import curated_records
+from tests.oracle.test_curated_records import tpu_pipeline as curated_tpu_pipeline
 
 pytestmark = pytest.mark.oracle
 
@@ -71,26 +72,9 @@ def gridded_copy(grid: tuple[int, ...], in_map: Callable[..., Any]) -> Call:
     return Call(call, [ARRAY])
 
 
-def tpu_pipeline(body: Callable[..., None], in_map: Callable[..., Any] = lambda i: (i, 0)) -> Call:
+def tpu_pipeline(body: Callable[..., None], in_map: Callable[..., Any] | None = None) -> Call:
     """A kernel of refs in HBM that pipelines ``body`` over two (128, 128) blocks."""
-    block = pl.BlockSpec((128, 128), lambda i: (i, 0))
-
-    def kernel(x_hbm: Any, o_hbm: Any) -> None:
-        pipeline = pltpu.emit_pipeline(
-            body, grid=(2,), in_specs=[pl.BlockSpec((128, 128), in_map)], out_specs=[block]
-        )
-        pipeline(x_hbm, o_hbm)
-
-    anywhere = pl.BlockSpec(memory_space=pl.ANY)
-    call = pl.pallas_call(kernel, out_shape=PIPELINED, in_specs=[anywhere], out_specs=anywhere)
-
-    def in_32_bits(x: Any) -> Any:
-        """x64 off, as TPU programs run: under the oracle's x64 the pipeline's loop compares
-        its int32 step with a 64-bit bound, which Mosaic's verifier rejects."""
-        with jax.enable_x64(False):
-            return call(x)
-
-    return Call(in_32_bits, [PIPELINED])
+    return Call(*curated_tpu_pipeline((128, 128), body, in_map))
 
 
 def gpu_pipeline(body: Callable[..., Any], in_map: Callable[..., Any] = lambda i: (i, 0)) -> Call:

@@ -282,17 +282,23 @@ def read_any_ref(with_dma: bool) -> Any:
     return call, [spec((8, 128))], "tpu"
 
 
-def tpu_pipeline(block: tuple[int, ...]) -> Any:
-    """pltpu.emit_pipeline copying a (256, 128) array in HBM through ``block``-shaped blocks.
+def tpu_pipeline(
+    block: tuple[int, ...],
+    step: Callable[..., None] = copy_kernel,
+    in_map: Callable[..., Any] | None = None,
+) -> Any:
+    """pltpu.emit_pipeline running ``step`` over a (256, 128) array in HBM, read through
+    ``block``-shaped blocks (indexed by ``in_map``, else by the step alone) and written
+    through (128, 128) ones.
 
     Traced with x64 off, as TPU programs run: under the oracle's x64 the pipeline's loop
     compares its int32 step with a 64-bit bound, which Mosaic's verifier rejects."""
 
     def body(x_hbm, o_hbm):
         pltpu.emit_pipeline(
-            copy_kernel,
+            step,
             grid=(2,),
-            in_specs=[pl.BlockSpec(block, lambda i: (i, 0)[: len(block)])],
+            in_specs=[pl.BlockSpec(block, in_map or (lambda i: (i, 0)[: len(block)]))],
             out_specs=[pl.BlockSpec((128, 128), lambda i: (i, 0))],
         )(x_hbm, o_hbm)
 
