@@ -424,6 +424,7 @@ def mine_releases_command(
     ] = None,
 ) -> None:
     """Mine every release of data/jax-releases.json into one dataset (ids kept)."""
+    from app.knowledge.api import MINED_API
     from app.knowledge.functions import FUNCTIONS_FILE
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
@@ -434,11 +435,35 @@ def mine_releases_command(
     with _output(sites) as stream:
         tracks = mine_releases(git_dir, stream, rules_out=rules, functions_out=functions)
     frames = rules.with_name(FRAME_INDEX_FILE.name)
-    write_frame_index(sites, frames)
+    api = sites.with_name(MINED_API.name)
+    write_frame_index([sites, *([api] if api.exists() else [])], frames)
     err.print(
         f"{len(tracks)} sites in {sites}; lowering rules in {rules}; frames in {frames};"
         f" functions in {functions}"
     )
+
+
+@cli.command("mine-api")
+def mine_api_command(
+    git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="The records to write (default: data/mined/, and the frame index)."),
+    ] = None,
+) -> None:
+    """Mine the names Pallas's public modules export in every release of
+    data/jax-releases.json into records of the errors reading a missing one raises. Written
+    to data/mined/, they are also dated in data/frame-index.json."""
+    from app.knowledge.api import MINED_API, api_records, mine_api, write_api_records
+    from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
+    from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
+
+    records = api_records(mine_api(git_dir), curated_records(DEFAULT_CURATED))
+    with _output(out or MINED_API) as stream:
+        count = write_api_records(records, stream)
+    if out is None:
+        write_frame_index([MINED_SITES, MINED_API], FRAME_INDEX_FILE)
+    err.print(f"{count} records in {out or MINED_API}")
 
 
 @contextmanager

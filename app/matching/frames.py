@@ -7,9 +7,10 @@ other frame the releases whose function of its name spans its line. Versions the
 spells out (``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are
 read too, and a version the user gives wins over all of it.
 
-The index is derived from ``data/mined/jax-sites.jsonl`` and committed as
-``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads it in
-a fraction of a second rather than parsing 20 MB of records.
+The index is derived from ``data/mined/jax-sites.jsonl`` (and the releases missing each
+public name of ``data/mined/jax-api.jsonl``) and committed as ``data/frame-index.json``
+(rebuilt by ``write_frame_index``), so a process loads it in a fraction of a second rather
+than parsing 20 MB of records.
 """
 
 from __future__ import annotations
@@ -233,6 +234,9 @@ class FrameIndex:
         # Record id → (the last release printing it, releases) of each wording, oldest first,
         # for the sites whose message changed.
         self._wordings: dict[str, list[list[Any]]] = data["wordings"]
+        # Record id → the releases that can raise it, for a record without a site: Python's
+        # error reading a public name of Pallas that those releases do not have.
+        self._raised_in: dict[str, int] = data.get("raisedIn", {})
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
         self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
@@ -386,6 +390,8 @@ class FrameIndex:
     def wording_releases(self, record_id: str, until: str | None) -> int:
         """The releases whose site of the record printed the wording that ``until`` names
         (the last release printing it; ``None``: the current wording); 0 for no site."""
+        if record_id in self._raised_in:
+            return self._raised_in[record_id]
         wordings = self._wordings.get(record_id)
         if wordings:
             if until is None:
@@ -973,7 +979,12 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     lines: dict[str, dict[str, list[list[Any]]]] = {}
     compiled: list[list[Any]] = []
     wordings: dict[str, list[list[Any]]] = {}
+    raised_in: dict[str, int] = {}
     for item in items:
+        if "missingIn" in item.get("record", {}):  # a public name some releases lack
+            record = item["record"]
+            raised_in[record["id"]] = _union(bit[r] for r in record["missingIn"] if r in bit)
+            continue
         if "record" in item:
             record_id, facts = item["record"]["id"], item["record"]
         else:
@@ -1018,6 +1029,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "lines": lines,
         "compiled": compiled,
         "wordings": wordings,
+        "raisedIn": raised_in,
     }
 
 
@@ -1033,8 +1045,12 @@ def _releases_printing(
     return mask
 
 
-def write_frame_index(mined: Path, out: Path = FRAME_INDEX_FILE) -> None:
-    """Derive the frame index from a mined dataset file (JSON Lines) and write it."""
-    with mined.open(encoding="utf-8") as stream:
-        data = build_frame_index(json.loads(line) for line in stream if line.strip())
+def write_frame_index(mined: Iterable[Path], out: Path = FRAME_INDEX_FILE) -> None:
+    """Derive the frame index from mined dataset files (JSON Lines) and write it."""
+    data = build_frame_index(
+        json.loads(line)
+        for path in mined
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    )
     out.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.knowledge.api import MINED_API
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import newest_release, release_key
 from app.matching.frames import (
@@ -40,9 +41,14 @@ def mined_items() -> tuple[dict[str, Any], ...]:
     return tuple(map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines()))
 
 
+@cache
+def mined_api_records() -> tuple[dict[str, Any], ...]:
+    return tuple(map(json.loads, MINED_API.read_text(encoding="utf-8").splitlines()))
+
+
 def test_the_committed_index_is_the_one_the_mined_sites_give() -> None:
     committed = json.loads(FRAME_INDEX_FILE.read_text(encoding="utf-8"))
-    assert committed == build_frame_index(mined_items())
+    assert committed == build_frame_index([*mined_items(), *mined_api_records()])
 
 
 @pytest.mark.parametrize("path", REAL, ids=lambda path: path.name)

@@ -1,0 +1,403 @@
+"""The names Pallas's public modules export in each release, and the errors of code that
+reads a name its JAX does not have.
+
+Pallas's API moves between releases: ``pltpu.TPUCompilerParams`` became
+``pltpu.CompilerParams``, ``pl.atomic_add`` moved to ``jax.experimental.pallas.triton``,
+``jax.experimental.pallas.gpu`` went away. Code written for one release and run on another
+meets Python's own ``AttributeError: module 'jax.experimental.pallas.tpu' has no attribute
+'TPUCompilerParams'`` (``ImportError: cannot import name …`` for a ``from`` import,
+``ModuleNotFoundError`` for a module), which no ``raise`` in JAX holds. Each public module of
+each release (``jax/experimental/pallas/*.py`` at its tag) is read with ``ast``: the names
+bound at its top level (imports, assignments, definitions, less those deleted) and the names
+its ``_deprecations`` table still serves with a warning. A name some mined release lacks
+gives a record of each error reading it raises, which says in which releases it is, what
+JAX's deprecation notice said, and where it went: the module that exports it in the
+releases without it, or the name that took its place.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import json
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from app.knowledge.history import source_window
+from app.knowledge.releases import release_commits, source_url
+from app.matching.templates import compile_pattern, derive_pattern
+
+API_DIRECTORY = "jax/experimental/pallas"
+MINED_API = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-api.jsonl"
+# A name that took another's place shares this much of its spelling (difflib's ratio):
+# ``CompilerParams`` for ``TPUCompilerParams`` (0.90), ``MemorySpace`` for ``TPUMemorySpace``.
+MIN_RENAME_SIMILARITY = 0.75
+
+
+@dataclass(frozen=True)
+class Export:
+    """A public name of a module, where it is bound, and the warning reading it gives."""
+
+    line: int
+    deprecation: str | None = None
+
+
+@dataclass(frozen=True)
+class PublicModule:
+    """One public module of one release."""
+
+    path: str  # "jax/experimental/pallas/tpu.py"
+    source: tuple[str, ...]  # its lines
+    names: dict[str, Export]
+    deprecation: str | None = None  # the warning importing it gives
+
+
+Releases = dict[str, dict[str, PublicModule]]  # release → module name → the module
+
+
+def module_name(path: str) -> str:
+    """``jax/experimental/pallas/tpu.py`` → ``jax.experimental.pallas.tpu``."""
+    return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def exported_names(source: str) -> dict[str, Export]:
+    """The public names a module's source binds when imported: top-level imports,
+    assignments and definitions, in ``if`` and ``try`` blocks too but not under ``if
+    TYPE_CHECKING:`` (only type checkers see those), less those ``del`` removes; and the
+    keys of its ``_deprecations`` table, served with a warning unless their value is
+    ``None`` (JAX then raises the deprecation message itself)."""
+    names: dict[str, Export] = {}
+    for node in _module_level(ast.parse(source).body):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":  # what a star brings in is the other module's
+                    names[alias.asname or alias.name.split(".")[0]] = Export(node.lineno)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names[node.name] = Export(node.lineno)
+        elif isinstance(node, ast.Assign) or (isinstance(node, ast.AnnAssign) and node.value):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            bound = [target.id for target in targets if isinstance(target, ast.Name)]
+            names.update((name, Export(node.lineno)) for name in bound)
+            if "_deprecations" in bound and isinstance(node.value, ast.Dict):
+                names.update(_deprecated(node.value))
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    names.pop(target.id, None)
+    return {name: export for name, export in names.items() if not name.startswith("_")}
+
+
+def import_warning(source: str) -> str | None:
+    """The warning a module gives when imported: the longest string of a top-level
+    ``warn(...)`` call (``deprecations.warn("pallas-gpu-triton", "The … submodule is
+    deprecated. Use … instead.")``)."""
+    for node in _module_level(ast.parse(source).body):
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and _called_name(call.func) == "warn":
+            texts = [a.value for a in call.args if isinstance(a, ast.Constant)]
+            strings = [text for text in texts if isinstance(text, str)]
+            if strings:
+                return max(strings, key=len)
+    return None
+
+
+def _called_name(function: ast.expr) -> str:
+    if isinstance(function, ast.Attribute):
+        return function.attr
+    return function.id if isinstance(function, ast.Name) else ""
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs at import, in order, through ``if`` and ``try``."""
+    for node in body:
+        if isinstance(node, ast.If):
+            if not _is_type_checking(node.test):
+                yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            yield from _module_level([*node.body, *node.orelse, *node.finalbody])
+        else:
+            yield node
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+    return name == "TYPE_CHECKING"
+
+
+def _deprecated(table: ast.Dict) -> dict[str, Export]:
+    """The names a ``_deprecations`` table still serves, each with its warning."""
+    served: dict[str, Export] = {}
+    for key, value in zip(table.keys, table.values, strict=True):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        if not isinstance(value, ast.Tuple) or len(value.elts) != 2:
+            continue
+        message, function = value.elts
+        if isinstance(function, ast.Constant) and function.value is None:
+            continue  # removed: JAX raises the message instead of serving the name
+        warning = message.value if isinstance(message, ast.Constant) else None
+        served[key.value] = Export(key.lineno, warning if isinstance(warning, str) else None)
+    return served
+
+
+def mine_api(git_dir: Path) -> Releases:
+    """Every public module of every release of ``data/jax-releases.json``, read from the
+    tags' trees of a git repository of jax-ml/jax."""
+    mined: Releases = {}
+    for release, commit in release_commits().items():
+        listing = _git(git_dir, "ls-tree", "--name-only", f"{commit}:{API_DIRECTORY}")
+        modules = {}
+        for file in listing.split():
+            if not file.endswith(".py"):
+                continue
+            path = f"{API_DIRECTORY}/{file}"
+            source = _git(git_dir, "show", f"{commit}:{path}")
+            modules[module_name(path)] = PublicModule(
+                path, tuple(source.splitlines()), exported_names(source), import_warning(source)
+            )
+        mined[release] = modules
+    return mined
+
+
+def _git(git_dir: Path, *arguments: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(git_dir), *arguments], capture_output=True, check=True, text=True
+    )
+    return done.stdout
+
+
+def api_records(mined: Releases, curated: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
+    """A record of each error that reading a public name or module raises in the releases
+    without it: ``AttributeError`` and ``ImportError`` for a name, ``ModuleNotFoundError``
+    for a module, in module and name order; but none of an error a ``curated`` record's
+    pattern already matches, which people wrote their advice for (``pl.load``)."""
+    answered = [
+        (record.get("errorClass"), compile_pattern(record["messagePattern"]))
+        for record in curated
+        if record.get("messagePattern")
+    ]
+    return [
+        record
+        for record in _all_records(mined)
+        if not any(
+            error_class == record["errorClass"] and pattern.search(record["errorMessage"])
+            for error_class, pattern in answered
+        )
+    ]
+
+
+def _all_records(mined: Releases) -> Iterator[dict[str, Any]]:
+    order = list(mined)
+    modules = sorted({m for release_modules in mined.values() for m in release_modules})
+    for module in modules:
+        having = [r for r in order if module in mined[r]]
+        if len(having) < len(order):
+            yield _module_record(mined, module, having)
+        # A submodule's name (``pl.tpu``) is read whether or not the package binds it: a
+        # ``from`` import imports it, and importing it binds it.
+        names = {n for r in having for n in mined[r][module].names}
+        for name in sorted(names.difference(m.rpartition(".")[2] for m in modules)):
+            present = [r for r in having if name in mined[r][module].names]
+            if len(present) < len(having):
+                yield from _name_records(mined, module, name, present, having)
+
+
+def write_api_records(records: list[dict[str, Any]], out: IO[str]) -> int:
+    """The records as the dataset's JSON Lines, one envelope a line."""
+    for record in records:
+        out.write(json.dumps({"record": record}, sort_keys=True) + "\n")
+    return len(records)
+
+
+def _name_records(
+    mined: Releases, module: str, name: str, present: list[str], having: list[str]
+) -> list[dict[str, Any]]:
+    order = list(mined)
+    missing = [r for r in having if r not in present]
+    short = _short(module)
+    warned = [r for r in present if mined[r][module].names[name].deprecation]
+    facts = f"`{short}.{name}` ({module}) is in JAX {_runs(present, order)}"
+    if warned:
+        facts += f"; deprecated, with a warning, in {_runs(warned, order)}"
+    solutions = _notice([(r, mined[r][module].names[name].deprecation) for r in warned])
+    solutions += _where_it_went(mined, module, name, missing)
+    solutions += _pin_or_upgrade(order, present, missing, f"{module} has `{name}`")
+    without = _runs(missing, order)
+    errors = (
+        ("AttributeError", f"module '{module}' has no attribute '{name}'", f"`{short}.{name}`"),
+        ("ImportError", f"cannot import name '{name}' from '{module}'",
+         f"`from {module} import {name}`"),
+    )  # fmt: skip
+    line = mined[present[-1]][module].names[name].line
+    return [
+        _record(
+            mined, module, name, present, missing, error_class, message, line,
+            f"{facts}. {code} in JAX {without}, whose {module} does not have it, raises this "
+            f"{error_class}.",
+            solutions,
+        )
+        for error_class, message, code in errors
+    ]  # fmt: skip
+
+
+def _module_record(mined: Releases, module: str, having: list[str]) -> dict[str, Any]:
+    order = list(mined)
+    missing = [r for r in order if r not in having]
+    solutions = _notice([(r, mined[r][module].deprecation) for r in having])
+    if order.index(missing[-1]) > order.index(having[-1]):  # removed
+        had = {name for r in having for name in mined[r][module].names}
+        successor = _successor(mined[missing[-1]], had)
+        if successor is not None:
+            other, shared = successor
+            solutions.append(
+                f"{shared} of the {len(had)} names {module} had are in {other} in JAX "
+                f"{_runs([r for r in missing if other in mined[r]], order)}: import them "
+                "from there."
+            )
+    solutions += _pin_or_upgrade(order, having, missing, f"{module} exists")
+    documentation = (
+        f"{module} is a module of JAX {_runs(having, order)}; importing it in JAX "
+        f"{_runs(missing, order)}, which do not have it, raises this ModuleNotFoundError."
+    )
+    message = f"No module named '{module}'"
+    return _record(
+        mined, module, None, having, missing, "ModuleNotFoundError", message, 1,
+        documentation, solutions,
+    )  # fmt: skip
+
+
+def _record(
+    mined: Releases,
+    module: str,
+    name: str | None,
+    present: list[str],
+    missing: list[str],
+    error_class: str,
+    message: str,
+    line: int,
+    documentation: str,
+    solutions: list[str],
+) -> dict[str, Any]:
+    """A record in the dataset's schema, its source the line of the newest release with
+    the name (or module), and ``exportedIn`` and ``missingIn`` the releases with and
+    without it."""
+    newest = present[-1]
+    public = mined[newest][module]
+    commit = release_commits()[newest]
+    source, start, end = source_window(list(public.source), line)
+    return {
+        "id": _id(module, name or "", error_class),
+        "repo": "jax-ml/jax",
+        "errorMessage": message,
+        "messagePattern": derive_pattern(message),
+        "errorType": "exception",
+        "errorClass": error_class,
+        "severity": "error",
+        "filePath": public.path,
+        "lineNumber": line,
+        "sourceCode": source,
+        "sourceCodeStart": start,
+        "sourceCodeEnd": end,
+        "githubUrl": source_url(commit, public.path, line, line),
+        "documentation": documentation,
+        "documentationSource": "derived",
+        "solutions": solutions,
+        "preventionTips": [
+            "Pin the JAX release your kernels were written for, and read the changelog's "
+            "Pallas section before moving past it.",
+            "Run tests with -W error::DeprecationWarning: JAX warns before it removes a name.",
+        ],
+        "tags": ["jax", "pallas", "api", "release-difference"],
+        "analyzedSha": commit,
+        "publicModule": module,
+        "publicName": name,
+        "exportedIn": present,
+        "missingIn": missing,
+    }
+
+
+def _notice(warnings: list[tuple[str, str | None]]) -> list[str]:
+    """The newest deprecation notice of those releases gave, quoted."""
+    given = [(release, text) for release, text in warnings if text]
+    return [f'JAX {given[-1][0]} warned: "{given[-1][1]}"'] if given else []
+
+
+def _pin_or_upgrade(
+    order: list[str], present: list[str], missing: list[str], has: str
+) -> list[str]:
+    """The releases to move to: the last one with it, for code newer JAX broke; the first,
+    for code written for a newer JAX."""
+    solutions = []
+    if order.index(missing[-1]) > order.index(present[-1]):
+        solutions.append(f"JAX {present[-1]} is the last release whose {has}: pin it.")
+    if order.index(missing[0]) < order.index(present[0]):
+        solutions.append(
+            f"{has} from JAX {present[0]} on: upgrade (pip install -U 'jax>={present[0]}')."
+        )
+    return solutions
+
+
+def _where_it_went(mined: Releases, module: str, name: str, missing: list[str]) -> list[str]:
+    """Where the name is in the releases without it: another public module exporting it,
+    or, in a release that dropped it, a name new there spelled much like it."""
+    order = list(mined)
+    found = []
+    newest = missing[-1]
+    for other, public in sorted(mined[newest].items()):
+        if other != module and name in public.names:
+            elsewhere = [r for r in missing if other in mined[r] and name in mined[r][other].names]
+            found.append(
+                f"`{name}` is in {other} in JAX {_runs(elsewhere, order)}: {_short(other)}.{name}."
+            )
+    for release in missing:
+        before = order.index(release) - 1
+        if before < 0 or release not in mined or module not in mined[order[before]]:
+            continue
+        dropped_at = order[before]
+        if name not in mined[dropped_at][module].names:
+            continue
+        new = set(mined[release][module].names) - set(mined[dropped_at][module].names)
+        close = difflib.get_close_matches(name, sorted(new), n=1, cutoff=MIN_RENAME_SIMILARITY)
+        if close:
+            found.append(
+                f"JAX {release} exports `{close[0]}` in its place: {_short(module)}.{close[0]}."
+            )
+    return found
+
+
+def _successor(modules: dict[str, PublicModule], had: set[str]) -> tuple[str, int] | None:
+    """The module of ``modules`` exporting most of a removed module's names."""
+    shared = {other: len(had & set(m.names)) for other, m in modules.items()}
+    best = max(shared, key=lambda other: (shared[other], other), default=None)
+    return (best, shared[best]) if best is not None and shared[best] else None
+
+
+def _short(module: str) -> str:
+    """How Pallas's documentation spells a module: ``pl``, ``pltpu``, ``plgpu``…"""
+    return {
+        "jax.experimental.pallas": "pl",
+        "jax.experimental.pallas.tpu": "pltpu",
+        "jax.experimental.pallas.mosaic_gpu": "plgpu",
+        "jax.experimental.pallas.triton": "plt",
+    }.get(module, module)
+
+
+def _runs(releases: list[str], order: list[str]) -> str:
+    """``0.4.31–0.6.2 and 0.7.1–0.10.2``: the releases as runs of consecutive mined ones."""
+    runs: list[list[str]] = []
+    for release in sorted(releases, key=order.index):
+        if runs and order.index(release) == order.index(runs[-1][-1]) + 1:
+            runs[-1].append(release)
+        else:
+            runs.append([release])
+    spans = [run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs]
+    return spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
+
+
+def _id(module: str, name: str, error_class: str) -> str:
+    return hashlib.sha256(f"api:{module}:{name}:{error_class}".encode()).hexdigest()[:16]
