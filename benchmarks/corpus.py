@@ -31,6 +31,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = REPO_ROOT / "data" / "seeds"
 TRACEBACKS = REPO_ROOT / "tests" / "fixtures" / "tracebacks"
 MINED_SITES = REPO_ROOT / "data" / "mined" / "jax-sites.jsonl"
+MINED_API = REPO_ROOT / "data" / "mined" / "jax-api.jsonl"
 
 # The one known error inside every paste, and the seed record that describes it.
 KNOWN_RECORD = "225d0e9c2ee22311"
@@ -188,16 +189,19 @@ def entries(count: int, seed: int = 0) -> list[PatternEntry]:
 
 
 def mined_entries() -> list[PatternEntry]:
-    """Every matchable site mined from JAX's source, as the catalog indexes them."""
+    """Every matchable site mined from JAX's source, and the errors of reading Pallas's
+    public names (``data/mined/jax-api.jsonl``), as the catalog indexes them."""
     found = []
-    with MINED_SITES.open(encoding="utf-8") as stream:
-        for line in stream:
-            record = json.loads(line).get("record")
-            if record and record["matchPattern"]:
-                metadata = {"exception_class": record["errorClass"], "rule": ""}
-                found.append(
-                    PatternEntry(record["id"], record["matchPattern"], "current", metadata)
-                )
+    for path in (MINED_SITES, MINED_API):
+        with path.open(encoding="utf-8") as stream:
+            for line in stream:
+                record = json.loads(line).get("record")
+                # A site's ``matchPattern`` is null where its message is no text to match
+                # (``{eqn.primitive}``); a public name's record has only its message's.
+                pattern = record and record.get("matchPattern", record["messagePattern"])
+                if pattern:
+                    metadata = {"exception_class": record["errorClass"], "rule": ""}
+                    found.append(PatternEntry(record["id"], pattern, "current", metadata))
     return found
 
 
