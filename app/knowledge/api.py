@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from app.knowledge.history import source_window
-from app.knowledge.releases import release_commits, source_url
+from app.knowledge.releases import release_commits, release_key, runs, source_url
 from app.matching.templates import compile_pattern, derive_pattern
 
 API_DIRECTORY = "jax/experimental/pallas"
@@ -217,17 +217,16 @@ def write_api_records(records: list[dict[str, Any]], out: IO[str]) -> int:
 def _name_records(
     mined: Releases, module: str, name: str, present: list[str], having: list[str]
 ) -> list[dict[str, Any]]:
-    order = list(mined)
     missing = [r for r in having if r not in present]
     short = _short(module)
     warned = [r for r in present if mined[r][module].names[name].deprecation]
-    facts = f"`{short}.{name}` ({module}) is in JAX {_runs(present, order)}"
+    facts = f"`{short}.{name}` ({module}) is in JAX {runs(tuple(present))}"
     if warned:
-        facts += f"; deprecated, with a warning, in {_runs(warned, order)}"
+        facts += f"; deprecated, with a warning, in {runs(tuple(warned))}"
     solutions = _notice([(r, mined[r][module].names[name].deprecation) for r in warned])
     solutions += _where_it_went(mined, module, name, missing)
-    solutions += _pin_or_upgrade(order, present, missing, f"{module} has `{name}`")
-    without = _runs(missing, order)
+    solutions += _pin_or_upgrade(present, missing, f"{module} has `{name}`")
+    without = runs(tuple(missing))
     errors = (
         ("AttributeError", f"module '{module}' has no attribute '{name}'", f"`{short}.{name}`"),
         ("ImportError", f"cannot import name '{name}' from '{module}'",
@@ -246,23 +245,22 @@ def _name_records(
 
 
 def _module_record(mined: Releases, module: str, having: list[str]) -> dict[str, Any]:
-    order = list(mined)
-    missing = [r for r in order if r not in having]
+    missing = [r for r in mined if r not in having]
     solutions = _notice([(r, mined[r][module].deprecation) for r in having])
-    if order.index(missing[-1]) > order.index(having[-1]):  # removed
+    if release_key(missing[-1]) > release_key(having[-1]):  # removed
         had = {name for r in having for name in mined[r][module].names}
         successor = _successor(mined[missing[-1]], had)
         if successor is not None:
             other, shared = successor
             solutions.append(
                 f"{shared} of the {len(had)} names {module} had are in {other} in JAX "
-                f"{_runs([r for r in missing if other in mined[r]], order)}: import them "
+                f"{runs(tuple(r for r in missing if other in mined[r]))}: import them "
                 "from there."
             )
-    solutions += _pin_or_upgrade(order, having, missing, f"{module} exists")
+    solutions += _pin_or_upgrade(having, missing, f"{module} exists")
     documentation = (
-        f"{module} is a module of JAX {_runs(having, order)}; importing it in JAX "
-        f"{_runs(missing, order)}, which do not have it, raises this ModuleNotFoundError."
+        f"{module} is a module of JAX {runs(tuple(having))}; importing it in JAX "
+        f"{runs(tuple(missing))}, which do not have it, raises this ModuleNotFoundError."
     )
     message = f"No module named '{module}'"
     return _record(
@@ -327,15 +325,13 @@ def _notice(warnings: list[tuple[str, str | None]]) -> list[str]:
     return [f'JAX {given[-1][0]} warned: "{given[-1][1]}"'] if given else []
 
 
-def _pin_or_upgrade(
-    order: list[str], present: list[str], missing: list[str], has: str
-) -> list[str]:
+def _pin_or_upgrade(present: list[str], missing: list[str], has: str) -> list[str]:
     """The releases to move to: the last one with it, for code newer JAX broke; the first,
     for code written for a newer JAX."""
     solutions = []
-    if order.index(missing[-1]) > order.index(present[-1]):
+    if release_key(missing[-1]) > release_key(present[-1]):
         solutions.append(f"JAX {present[-1]} is the last release whose {has}: pin it.")
-    if order.index(missing[0]) < order.index(present[0]):
+    if release_key(missing[0]) < release_key(present[0]):
         solutions.append(
             f"{has} from JAX {present[0]} on: upgrade (pip install -U 'jax>={present[0]}')."
         )
@@ -352,11 +348,11 @@ def _where_it_went(mined: Releases, module: str, name: str, missing: list[str]) 
         if other != module and name in public.names:
             elsewhere = [r for r in missing if other in mined[r] and name in mined[r][other].names]
             found.append(
-                f"`{name}` is in {other} in JAX {_runs(elsewhere, order)}: {_short(other)}.{name}."
+                f"`{name}` is in {other} in JAX {runs(tuple(elsewhere))}: {_short(other)}.{name}."
             )
     for release in missing:
         before = order.index(release) - 1
-        if before < 0 or release not in mined or module not in mined[order[before]]:
+        if before < 0 or module not in mined[order[before]]:
             continue
         dropped_at = order[before]
         if name not in mined[dropped_at][module].names:
@@ -385,18 +381,6 @@ def _short(module: str) -> str:
         "jax.experimental.pallas.mosaic_gpu": "plgpu",
         "jax.experimental.pallas.triton": "plt",
     }.get(module, module)
-
-
-def _runs(releases: list[str], order: list[str]) -> str:
-    """``0.4.31–0.6.2 and 0.7.1–0.10.2``: the releases as runs of consecutive mined ones."""
-    runs: list[list[str]] = []
-    for release in sorted(releases, key=order.index):
-        if runs and order.index(release) == order.index(runs[-1][-1]) + 1:
-            runs[-1].append(release)
-        else:
-            runs.append([release])
-    spans = [run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs]
-    return spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
 
 
 def _id(module: str, name: str, error_class: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 RELEASES_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-releases.json"
@@ -63,6 +63,21 @@ def commit_of(release: str) -> str | None:
 
 def source_url(commit: str, file_path: str, start: int, end: int) -> str:
     return f"{GITHUB}/{commit}/{file_path}#L{start}-L{end}"
+
+
+@lru_cache(maxsize=4096)
+def runs(releases: tuple[str, ...]) -> str:
+    """``0.4.15–0.4.31, 0.7.2–0.10.2``: consecutive releases of the table as one span, runs
+    apart comma-separated; remembered, since a traceback's frames name the same few sets."""
+    order = list(release_commits())
+    found: list[list[str]] = []
+    for release in sorted(releases, key=release_key):
+        position = order.index(release) if release in order else -2
+        if found and order.index(found[-1][-1]) + 1 == position:
+            found[-1].append(release)
+        else:
+            found.append([release])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in found)
 
 
 def span(releases: list[str]) -> str:

@@ -28,7 +28,7 @@ import orjson
 
 from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
-from app.knowledge.releases import release_commits, release_key, source_url
+from app.knowledge.releases import release_commits, release_key, runs, source_url
 from app.knowledge.scope import backend_of
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
@@ -326,7 +326,7 @@ class FrameIndex:
                     continue
                 names = self.names(releases)
                 kind = "assert" if site.kind == "assert" else "raise"
-                reason = f"JAX {_span(names)} has this {kind}"
+                reason = f"JAX {runs(names)} has this {kind}"
                 points.append(
                     RaisePoint(
                         record_id,
@@ -421,8 +421,8 @@ class FrameIndex:
                 continue
             if not allowed & mask:
                 contradiction = contradiction or (
-                    f"the paste reads {_span(self.names(allowed))} but its message's wording "
-                    f"was printed in {_span(self.names(mask))}"
+                    f"the paste reads {runs(self.names(allowed))} but its message's wording "
+                    f"was printed in {runs(self.names(mask))}"
                 )
             elif allowed & mask != allowed:
                 allowed &= mask
@@ -434,11 +434,11 @@ class FrameIndex:
         releases = self.names(allowed)
         given = reading.given
         if given is not None and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {_span(releases)}"
+            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
         return replace(
             reading,
             releases=releases,
-            span=_span(releases),
+            span=runs(releases),
             evidence=tuple(evidence),
             used=given or releases[-1],
             contradiction=contradiction,
@@ -614,7 +614,7 @@ class FrameIndex:
         """Site ``number`` as the frame points at it, saying why."""
         reasons = []
         if mask:
-            reasons.append(f"the frame is on this site's line in {_span(self.names(mask))}")
+            reasons.append(f"the frame is on this site's line in {runs(self.names(mask))}")
         if shown:
             reasons.append(shown)
         return RaisePoint(
@@ -740,8 +740,8 @@ class FrameIndex:
         if stated:
             if masks and not stated & best:
                 contradiction = (
-                    f"the paste names {_span(self.names(stated))} but its frames read "
-                    f"{_span(self.names(best))}"
+                    f"the paste names {runs(self.names(stated))} but its frames read "
+                    f"{runs(self.names(best))}"
                 )
             best = stated
         releases = self.names(best) if (masks or stated) else ()
@@ -749,7 +749,7 @@ class FrameIndex:
         if given is None and releases:
             used = releases[-1]
         elif given is not None and releases and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {_span(releases)}"
+            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
         outside = None
         if unmined:
             version, release = unmined[0]
@@ -758,7 +758,7 @@ class FrameIndex:
             outside += f"the answer follows {used}"
         return ReleaseReading(
             releases,
-            _span(releases),
+            runs(releases),
             agreeing,
             tuple(evidence),
             given,
@@ -944,21 +944,6 @@ def _union(masks: Iterable[int]) -> int:
     for mask in masks:
         union |= mask
     return union
-
-
-@lru_cache(maxsize=MAX_REMEMBERED)
-def _span(releases: tuple[str, ...]) -> str:
-    """``0.8.0–0.8.1`` for consecutive releases, comma-separated runs otherwise; remembered,
-    since a traceback's frames name the same few sets of releases."""
-    order = list(release_commits())
-    runs: list[list[str]] = []
-    for release in sorted(releases, key=release_key):
-        position = order.index(release) if release in order else -2
-        if runs and order.index(runs[-1][-1]) + 1 == position:
-            runs[-1].append(release)
-        else:
-            runs.append([release])
-    return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs)
 
 
 @cache

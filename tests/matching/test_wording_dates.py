@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from app.knowledge.mining import MINED_SITES
-from app.knowledge.releases import release_key
-from app.matching.frames import FrameIndex, ReleaseReading, Worded, _span
+from app.knowledge.releases import release_key, runs
+from app.matching.frames import FrameIndex, ReleaseReading, Worded
 
 
 @cache
@@ -49,7 +49,7 @@ def nothing_read() -> ReleaseReading:
 def reading_of(releases: tuple[str, ...], given: str | None = None) -> ReleaseReading:
     """What frames that agree with ``releases`` would have read."""
     used = given or releases[-1]
-    return replace(nothing_read(), releases=releases, span=_span(releases), given=given, used=used)
+    return replace(nothing_read(), releases=releases, span=runs(releases), given=given, used=used)
 
 
 def test_every_wording_of_a_reworded_message_dates_a_paste_that_tells_nothing_else() -> None:
@@ -105,8 +105,8 @@ def test_a_wording_the_frames_rule_out_is_reported_and_the_frames_kept() -> None
     dated = FrameIndex.load().dated(reading_of(frames_read), [message])
     assert dated.releases == frames_read
     assert dated.contradiction == (
-        f"the paste reads {_span(frames_read)} but its message's wording was printed in "
-        f"{_span(printed(site, older))}"
+        f"the paste reads {runs(frames_read)} but its message's wording was printed in "
+        f"{runs(printed(site, older))}"
     )
 
 
