@@ -71,7 +71,7 @@ def exported_names(source: str) -> dict[str, Export]:
     keys of its ``_deprecations`` table, served with a warning unless their value is
     ``None`` (JAX then raises the deprecation message itself)."""
     names: dict[str, Export] = {}
-    for node in _module_level(ast.parse(source).body):
+    for node in module_level(ast.parse(source).body):
         if isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 if alias.name != "*":  # what a star brings in is the other module's
@@ -95,7 +95,7 @@ def import_warning(source: str) -> str | None:
     """The warning a module gives when imported: the longest string of a top-level
     ``warn(...)`` call (``deprecations.warn("pallas-gpu-triton", "The … submodule is
     deprecated. Use … instead.")``)."""
-    for node in _module_level(ast.parse(source).body):
+    for node in module_level(ast.parse(source).body):
         call = node.value if isinstance(node, ast.Expr) else None
         if isinstance(call, ast.Call) and _called_name(call.func) == "warn":
             texts = [a.value for a in call.args if isinstance(a, ast.Constant)]
@@ -111,15 +111,15 @@ def _called_name(function: ast.expr) -> str:
     return function.id if isinstance(function, ast.Name) else ""
 
 
-def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements a module runs at import, in order, through ``if`` and ``try``."""
     for node in body:
         if isinstance(node, ast.If):
             if not _is_type_checking(node.test):
-                yield from _module_level(node.body)
-            yield from _module_level(node.orelse)
+                yield from module_level(node.body)
+            yield from module_level(node.orelse)
         elif isinstance(node, ast.Try):
-            yield from _module_level([*node.body, *node.orelse, *node.finalbody])
+            yield from module_level([*node.body, *node.orelse, *node.finalbody])
         else:
             yield node
 
@@ -150,13 +150,13 @@ def mine_api(git_dir: Path) -> Releases:
     tags' trees of a git repository of jax-ml/jax."""
     mined: Releases = {}
     for release, commit in release_commits().items():
-        listing = _git(git_dir, "ls-tree", "--name-only", f"{commit}:{API_DIRECTORY}")
+        listing = git(git_dir, "ls-tree", "--name-only", f"{commit}:{API_DIRECTORY}")
         modules = {}
         for file in listing.split():
             if not file.endswith(".py"):
                 continue
             path = f"{API_DIRECTORY}/{file}"
-            source = _git(git_dir, "show", f"{commit}:{path}")
+            source = git(git_dir, "show", f"{commit}:{path}")
             modules[module_name(path)] = PublicModule(
                 path, tuple(source.splitlines()), exported_names(source), import_warning(source)
             )
@@ -164,7 +164,7 @@ def mine_api(git_dir: Path) -> Releases:
     return mined
 
 
-def _git(git_dir: Path, *arguments: str) -> str:
+def git(git_dir: Path, *arguments: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(git_dir), *arguments], capture_output=True, check=True, text=True
     )
@@ -174,16 +174,24 @@ def _git(git_dir: Path, *arguments: str) -> str:
 def api_records(mined: Releases, curated: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:
     """A record of each error that reading a public name or module raises in the releases
     without it: ``AttributeError`` and ``ImportError`` for a name, ``ModuleNotFoundError``
-    for a module, in module and name order; but none of an error a ``curated`` record's
-    pattern already matches, which people wrote their advice for (``pl.load``)."""
+    for a module, in module and name order; less those ``curated`` records answer."""
+    return unanswered(_all_records(mined), curated)
+
+
+def unanswered(
+    records: Iterable[dict[str, Any]], curated: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The ``records`` of errors no ``curated`` record's pattern already matches: people
+    wrote their advice for those (``pl.load``). A curated record of Python's own message at
+    JAX's call of user code (``calledBy``) answers it only there, not at a call of JAX's."""
     answered = [
         (record.get("errorClass"), compile_pattern(record["messagePattern"]))
         for record in curated
-        if record.get("messagePattern")
+        if record.get("messagePattern") and not record.get("calledBy")
     ]
     return [
         record
-        for record in _all_records(mined)
+        for record in records
         if not any(
             error_class == record["errorClass"] and pattern.search(record["errorMessage"])
             for error_class, pattern in answered
@@ -218,14 +226,14 @@ def _name_records(
     mined: Releases, module: str, name: str, present: list[str], having: list[str]
 ) -> list[dict[str, Any]]:
     missing = [r for r in having if r not in present]
-    short = _short(module)
+    short = short_name(module)
     warned = [r for r in present if mined[r][module].names[name].deprecation]
     facts = f"`{short}.{name}` ({module}) is in JAX {runs(tuple(present))}"
     if warned:
         facts += f"; deprecated, with a warning, in {runs(tuple(warned))}"
     solutions = _notice([(r, mined[r][module].names[name].deprecation) for r in warned])
     solutions += _where_it_went(mined, module, name, missing)
-    solutions += _pin_or_upgrade(present, missing, f"{module} has `{name}`")
+    solutions += pin_or_upgrade(present, missing, f"{module} has `{name}`")
     without = runs(tuple(missing))
     errors = (
         ("AttributeError", f"module '{module}' has no attribute '{name}'", f"`{short}.{name}`"),
@@ -257,7 +265,7 @@ def _module_record(mined: Releases, module: str, having: list[str]) -> dict[str,
                 f"{runs(tuple(r for r in missing if other in mined[r]))}: import them "
                 "from there."
             )
-    solutions += _pin_or_upgrade(having, missing, f"{module} exists")
+    solutions += pin_or_upgrade(having, missing, f"{module} exists")
     documentation = (
         f"{module} is a module of JAX {runs(tuple(having))}; importing it in JAX "
         f"{runs(tuple(missing))}, which do not have it, raises this ModuleNotFoundError."
@@ -281,27 +289,49 @@ def _record(
     documentation: str,
     solutions: list[str],
 ) -> dict[str, Any]:
-    """A record in the dataset's schema, its source the line of the newest release with
-    the name (or module), and ``exportedIn`` and ``missingIn`` the releases with and
-    without it."""
-    newest = present[-1]
-    public = mined[newest][module]
-    commit = release_commits()[newest]
-    source, start, end = source_window(list(public.source), line)
+    """A record whose source is the line of the newest release with the name (or module),
+    and ``exportedIn`` and ``missingIn`` the releases with and without it."""
+    public = mined[present[-1]][module]
+    return release_record(
+        _id(module, name or "", error_class),
+        error_class,
+        message,
+        derive_pattern(message),
+        (present[-1], public.path, source_window(list(public.source), line), line),
+        documentation,
+        solutions,
+        {"publicModule": module, "publicName": name, "exportedIn": present, "missingIn": missing},
+    )
+
+
+def release_record(
+    record_id: str,
+    error_class: str,
+    message: str,
+    pattern: str,
+    source: tuple[str, str, tuple[str, int, int], int],
+    documentation: str,
+    solutions: list[str],
+    facts: dict[str, Any],
+) -> dict[str, Any]:
+    """A record in the dataset's schema of an error of code written for another release,
+    its ``source`` (release, file, window, line) pinned to that release's commit."""
+    release, path, (window, start, end), line = source
+    commit = release_commits()[release]
     return {
-        "id": _id(module, name or "", error_class),
+        "id": record_id,
         "repo": "jax-ml/jax",
         "errorMessage": message,
-        "messagePattern": derive_pattern(message),
+        "messagePattern": pattern,
         "errorType": "exception",
         "errorClass": error_class,
         "severity": "error",
-        "filePath": public.path,
+        "filePath": path,
         "lineNumber": line,
-        "sourceCode": source,
+        "sourceCode": window,
         "sourceCodeStart": start,
         "sourceCodeEnd": end,
-        "githubUrl": source_url(commit, public.path, line, line),
+        "githubUrl": source_url(commit, path, line, line),
         "documentation": documentation,
         "documentationSource": "derived",
         "solutions": solutions,
@@ -312,10 +342,7 @@ def _record(
         ],
         "tags": ["jax", "pallas", "api", "release-difference"],
         "analyzedSha": commit,
-        "publicModule": module,
-        "publicName": name,
-        "exportedIn": present,
-        "missingIn": missing,
+        **facts,
     }
 
 
@@ -325,7 +352,7 @@ def _notice(warnings: list[tuple[str, str | None]]) -> list[str]:
     return [f'JAX {given[-1][0]} warned: "{given[-1][1]}"'] if given else []
 
 
-def _pin_or_upgrade(present: list[str], missing: list[str], has: str) -> list[str]:
+def pin_or_upgrade(present: list[str], missing: list[str], has: str) -> list[str]:
     """The releases to move to: the last one with it, for code newer JAX broke; the first,
     for code written for a newer JAX."""
     solutions = []
@@ -347,9 +374,8 @@ def _where_it_went(mined: Releases, module: str, name: str, missing: list[str]) 
     for other, public in sorted(mined[newest].items()):
         if other != module and name in public.names:
             elsewhere = [r for r in missing if other in mined[r] and name in mined[r][other].names]
-            found.append(
-                f"`{name}` is in {other} in JAX {runs(tuple(elsewhere))}: {_short(other)}.{name}."
-            )
+            spelled = f"{short_name(other)}.{name}"
+            found.append(f"`{name}` is in {other} in JAX {runs(tuple(elsewhere))}: {spelled}.")
     for release in missing:
         before = order.index(release) - 1
         if before < 0 or module not in mined[order[before]]:
@@ -361,7 +387,7 @@ def _where_it_went(mined: Releases, module: str, name: str, missing: list[str]) 
         close = difflib.get_close_matches(name, sorted(new), n=1, cutoff=MIN_RENAME_SIMILARITY)
         if close:
             found.append(
-                f"JAX {release} exports `{close[0]}` in its place: {_short(module)}.{close[0]}."
+                f"JAX {release} exports `{close[0]}` in its place: {short_name(module)}.{close[0]}."
             )
     return found
 
@@ -373,7 +399,7 @@ def _successor(modules: dict[str, PublicModule], had: set[str]) -> tuple[str, in
     return (best, shared[best]) if best is not None and shared[best] else None
 
 
-def _short(module: str) -> str:
+def short_name(module: str) -> str:
     """How Pallas's documentation spells a module: ``pl``, ``pltpu``, ``plgpu``…"""
     return {
         "jax.experimental.pallas": "pl",
