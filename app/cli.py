@@ -425,6 +425,7 @@ def mine_releases_command(
 ) -> None:
     """Mine every release of data/jax-releases.json into one dataset (ids kept)."""
     from app.knowledge.api import MINED_API
+    from app.knowledge.calls import MINED_CALLS
     from app.knowledge.functions import FUNCTIONS_FILE
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
@@ -435,8 +436,8 @@ def mine_releases_command(
     with _output(sites) as stream:
         tracks = mine_releases(git_dir, stream, rules_out=rules, functions_out=functions)
     frames = rules.with_name(FRAME_INDEX_FILE.name)
-    api = sites.with_name(MINED_API.name)
-    write_frame_index([sites, *([api] if api.exists() else [])], frames)
+    public = [sites.with_name(path.name) for path in (MINED_API, MINED_CALLS)]
+    write_frame_index([sites, *(path for path in public if path.exists())], frames)
     err.print(
         f"{len(tracks)} sites in {sites}; lowering rules in {rules}; frames in {frames};"
         f" functions in {functions}"
@@ -448,22 +449,35 @@ def mine_api_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
     out: Annotated[
         Path | None,
-        typer.Option(help="The records to write (default: data/mined/, and the frame index)."),
+        typer.Option(help="The folder to write to (default: data/mined/, and the frame index)."),
     ] = None,
 ) -> None:
-    """Mine the names Pallas's public modules export in every release of
-    data/jax-releases.json into records of the errors reading a missing one raises. Written
-    to data/mined/, they are also dated in data/frame-index.json."""
-    from app.knowledge.api import MINED_API, api_records, mine_api, write_api_records
+    """Mine Pallas's public API in every release of data/jax-releases.json: the names its
+    modules export and the parameters its functions take, into records of the errors code
+    written for another release meets (reading a missing name, calling with another
+    release's arguments). Written to data/mined/, they are also dated in
+    data/frame-index.json."""
+    from app.knowledge.api import MINED_API, api_records, mine_api, unanswered, write_api_records
+    from app.knowledge.calls import MINED_CALLS, call_records
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
+    from app.knowledge.releases import release_commits
+    from app.knowledge.signatures import mine_signatures
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
-    records = api_records(mine_api(git_dir), curated_records(DEFAULT_CURATED))
-    with _output(out or MINED_API) as stream:
-        count = write_api_records(records, stream)
+    mined = mine_api(git_dir)
+    curated = curated_records(DEFAULT_CURATED)
+    signatures = mine_signatures(git_dir, mined, release_commits())
+    written = {
+        MINED_API.name: api_records(mined, curated),
+        MINED_CALLS.name: unanswered(call_records(signatures), curated),
+    }
+    folder = out or MINED_API.parent
+    for name, records in written.items():
+        with _output(folder / name) as stream:
+            count = write_api_records(records, stream)
+        err.print(f"{count} records in {folder / name}")
     if out is None:
-        write_frame_index([MINED_SITES, MINED_API], FRAME_INDEX_FILE)
-    err.print(f"{count} records in {out or MINED_API}")
+        write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
 
 
 @contextmanager

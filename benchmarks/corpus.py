@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.knowledge.api import MINED_API
+from app.knowledge.calls import MINED_CALLS
+from app.knowledge.mining import MINED_SITES
 from app.matching.index import PatternEntry
 from app.matching.templates import derive_pattern
 from app.records.importer import read_documents, read_text
@@ -30,8 +33,6 @@ from app.services.catalog import _index_pattern
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = REPO_ROOT / "data" / "seeds"
 TRACEBACKS = REPO_ROOT / "tests" / "fixtures" / "tracebacks"
-MINED_SITES = REPO_ROOT / "data" / "mined" / "jax-sites.jsonl"
-MINED_API = REPO_ROOT / "data" / "mined" / "jax-api.jsonl"
 
 # The one known error inside every paste, and the seed record that describes it.
 KNOWN_RECORD = "225d0e9c2ee22311"
@@ -190,9 +191,10 @@ def entries(count: int, seed: int = 0) -> list[PatternEntry]:
 
 def mined_entries() -> list[PatternEntry]:
     """Every matchable site mined from JAX's source, and the errors of reading Pallas's
-    public names (``data/mined/jax-api.jsonl``), as the catalog indexes them."""
+    public names and calling its functions (``data/mined/jax-api.jsonl``,
+    ``jax-calls.jsonl``), as the catalog indexes them."""
     found = []
-    for path in (MINED_SITES, MINED_API):
+    for path in (MINED_SITES, MINED_API, MINED_CALLS):
         with path.open(encoding="utf-8") as stream:
             for line in stream:
                 record = json.loads(line).get("record")
@@ -201,7 +203,9 @@ def mined_entries() -> list[PatternEntry]:
                 pattern = record and record.get("matchPattern", record["messagePattern"])
                 if pattern:
                     metadata = {"exception_class": record["errorClass"], "rule": ""}
-                    found.append(PatternEntry(record["id"], pattern, "current", metadata))
+                    call_of = frozenset(s.rsplit(".", 1)[-1] for s in record.get("calledAs", ()))
+                    entry = PatternEntry(record["id"], pattern, "current", metadata, None, call_of)
+                    found.append(entry)
     return found
 
 

@@ -36,6 +36,12 @@ MINED_API = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-api.js
 # A name that took another's place shares this much of its spelling (difflib's ratio):
 # ``CompilerParams`` for ``TPUCompilerParams`` (0.90), ``MemorySpace`` for ``TPUMemorySpace``.
 MIN_RENAME_SIMILARITY = 0.75
+SHORT_NAMES = {
+    "jax.experimental.pallas": "pl",
+    "jax.experimental.pallas.tpu": "pltpu",
+    "jax.experimental.pallas.mosaic_gpu": "plgpu",
+    "jax.experimental.pallas.triton": "plt",
+}
 
 
 @dataclass(frozen=True)
@@ -401,12 +407,7 @@ def _successor(modules: dict[str, PublicModule], had: set[str]) -> tuple[str, in
 
 def short_name(module: str) -> str:
     """How Pallas's documentation spells a module: ``pl``, ``pltpu``, ``plgpu``…"""
-    return {
-        "jax.experimental.pallas": "pl",
-        "jax.experimental.pallas.tpu": "pltpu",
-        "jax.experimental.pallas.mosaic_gpu": "plgpu",
-        "jax.experimental.pallas.triton": "plt",
-    }.get(module, module)
+    return SHORT_NAMES.get(module, module)
 
 
 def _id(module: str, name: str, error_class: str) -> str:

@@ -7,10 +7,10 @@ other frame the releases whose function of its name spans its line. Versions the
 spells out (``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are
 read too, and a version the user gives wins over all of it.
 
-The index is derived from ``data/mined/jax-sites.jsonl`` (and the releases missing each
-public name of ``data/mined/jax-api.jsonl``) and committed as ``data/frame-index.json``
-(rebuilt by ``write_frame_index``), so a process loads it in a fraction of a second rather
-than parsing 20 MB of records.
+The index is derived from ``data/mined/jax-sites.jsonl`` (and the releases raising each
+error of Pallas's public API: ``data/mined/jax-api.jsonl``, ``jax-calls.jsonl``) and
+committed as ``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads
+it in a fraction of a second rather than parsing 20 MB of records.
 """
 
 from __future__ import annotations
@@ -966,9 +966,11 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     wordings: dict[str, list[list[Any]]] = {}
     raised_in: dict[str, int] = {}
     for item in items:
-        if "missingIn" in item.get("record", {}):  # a public name some releases lack
-            record = item["record"]
-            raised_in[record["id"]] = _union(bit[r] for r in record["missingIn"] if r in bit)
+        record = item.get("record", {})
+        # A public name some releases lack, or a call some releases' signatures refuse.
+        raising = record.get("raisedIn", record.get("missingIn"))
+        if raising is not None:
+            raised_in[record["id"]] = _union(bit[r] for r in raising if r in bit)
             continue
         if "record" in item:
             record_id, facts = item["record"]["id"], item["record"]

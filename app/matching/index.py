@@ -59,6 +59,9 @@ class PatternEntry:
     metadata: Mapping[str, str] = field(default_factory=dict)
     # Python's own message at JAX's call of user code: read only where that call raised it.
     called_by: CalledBy | None = None
+    # Python's own message at the user's call of one of JAX's public functions, by the names
+    # a call spells it with (``copy_gmem_to_smem``): read only where the user's code called it.
+    call_of: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

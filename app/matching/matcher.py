@@ -288,22 +288,35 @@ def _at_their_callers(
     frames after the user's last, past the wrappers the record names, is a function that
     calls the kernel. So the same words raised in the user's own code (its frame is last), in
     another of JAX's calls (``run_scoped`` calls its body through the same wrapper), or
-    in no traceback at all are not the record's. Those kept carry the frame of the call."""
+    in no traceback at all are not the record's. Those kept carry the frame of the call.
+
+    The other way round, a record of Python's own error at the user's call of one of JAX's
+    functions (``PatternEntry.call_of``) is read only where no frame of JAX's follows the
+    user's last, and that frame's line, if shown, calls the function: ``kernel() takes 2
+    positional arguments but 3 were given`` is ``plgpu.kernel``'s at ``plgpu.kernel(body,
+    a, b)``, not at JAX's call of a kernel the user named ``kernel``."""
     kept = []
     calling: dict[int, Calling] = {}
     for candidate in candidates:
-        called_by = index.entries[candidate.hit.entry].called_by
-        if called_by is None:
+        entry = index.entries[candidate.hit.entry]
+        called_by = entry.called_by
+        if called_by is None and not entry.call_of:
             kept.append(candidate)
             continue
         kind, number = candidate.error
         if frames is None or kind != "exception":
+            if entry.call_of:  # no frames to tell who called
+                kept.append(candidate)
             continue
         if number not in calling:
             record = records[number]
             first = (record.message_line_numbers or (record.line,))[0]
             calling[number] = frames.calling_frames(lines, structure, first, record.raised_at)
         shown = calling[number]
+        if called_by is None:
+            if not shown.frames and _calls_one_of(entry.call_of, shown.user_source):
+                kept.append(candidate)
+            continue
         caller = next(
             (f for f in shown.frames if (f.file, f.function) not in called_by.through), None
         )
@@ -312,6 +325,14 @@ def _at_their_callers(
         elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
             kept.append(candidate)
     return kept
+
+
+def _calls_one_of(names: frozenset[str], source: str | None) -> bool:
+    """Whether the user's own line, where the error was raised, calls a function of one of
+    ``names`` (``plgpu.copy_gmem_to_smem(x, smem)``), or is not shown."""
+    if source is None:
+        return True
+    return any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in names)
 
 
 def _called_under(under: frozenset[str], source: str | None, candidate: _Candidate) -> bool:

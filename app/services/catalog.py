@@ -234,6 +234,7 @@ _INDEXED = select(
     RecordRow.document["calledBy"].as_string(),
     RecordRow.document["calledThrough"].as_string(),
     RecordRow.document["calledUnder"].as_string(),
+    RecordRow.document["calledAs"].as_string(),
 )
 
 
@@ -290,7 +291,7 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        callers, through, under = row[14:]
+        callers, through, under, called_as = row[14:]
         note = annotations.get(record_id, {})
         rule = note.get("rule") or row_rule
         operations = record_operations(
@@ -326,13 +327,14 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        entries.append(PatternEntry(record_id, current, "current", metadata, called_by))
+        call_of = _call_of(called_as)
+        entries.append(PatternEntry(record_id, current, "current", metadata, called_by, call_of))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
             pattern = wording.get("pattern") or _derived(wording["text"])
             until = _last_release_printing(wording, note)
             variant = older_wording(until) if until else "older"
-            entries.append(PatternEntry(record_id, pattern, variant, metadata, called_by))
+            entries.append(PatternEntry(record_id, pattern, variant, metadata, called_by, call_of))
     return records, entries
 
 
@@ -346,6 +348,14 @@ def _called_by(callers: str | None, through: str | None, under: str | None) -> C
         frozenset((c["file"], c["function"]) for c in json.loads(through or "[]")),
         frozenset(json.loads(under or "[]")),
     )
+
+
+def _call_of(called_as: str | None) -> frozenset[str]:
+    """The names a call spells a record's public function with: ``copy_gmem_to_smem`` for
+    ``plgpu.copy_gmem_to_smem`` in its ``calledAs`` (JSON text)."""
+    if not called_as:
+        return frozenset()
+    return frozenset(spelled.rsplit(".", 1)[-1] for spelled in json.loads(called_as))
 
 
 def _last_release_printing(wording: dict[str, Any], note: dict[str, Any]) -> str | None:

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.api import MINED_API
+from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES, curated_records
 from app.knowledge.releases import RELEASE_PATTERN, release_key
 from app.matching.templates import (
@@ -113,8 +114,11 @@ def test_first_start_loads_every_mined_record_beside_the_curated_ones(
     total = client.get("/api/errors", params={"limit": 1}).json()["total"]
     curated = curated_records(load_settings().seed_paths[:-1])
     assert len(curated) >= 25
-    names = MINED_API.read_text(encoding="utf-8").splitlines()  # Pallas's public names
-    assert total == len(mined_records()) + len(names) + len(curated)
+    # Pallas's public names, and its functions' calls
+    api = [
+        line for path in (MINED_API, MINED_CALLS) for line in path.read_text("utf-8").splitlines()
+    ]
+    assert total == len(mined_records()) + len(api) + len(curated)
 
 
 def test_a_seed_is_served_as_shipped_with_its_mined_facts_beside_it(

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.knowledge.api import MINED_API
+from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import newest_release, release_key
 from app.matching.frames import (
@@ -43,7 +44,11 @@ def mined_items() -> tuple[dict[str, Any], ...]:
 
 @cache
 def mined_api_records() -> tuple[dict[str, Any], ...]:
-    return tuple(map(json.loads, MINED_API.read_text(encoding="utf-8").splitlines()))
+    """The records of Pallas's public API: its names and its functions' calls."""
+    lines = [
+        line for path in (MINED_API, MINED_CALLS) for line in path.read_text("utf-8").splitlines()
+    ]
+    return tuple(map(json.loads, lines))
 
 
 def test_the_committed_index_is_the_one_the_mined_sites_give() -> None:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import CURATED_SEED_PATHS, load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.api import MINED_API
+from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
 from app.migrate import upgrade
 from app.records.importer import import_paths
@@ -40,6 +41,6 @@ def full_catalog(backend: Backend) -> Iterator[Catalog]:
     engine = make_engine(settings.resolved_database_url)
     upgrade(settings, engine)
     sessions: sessionmaker[Session] = make_session_factory(engine)
-    import_paths(sessions, [*CURATED_SEED_PATHS, MINED_SITES, MINED_API])
+    import_paths(sessions, [*CURATED_SEED_PATHS, MINED_SITES, MINED_API, MINED_CALLS])
     yield CatalogCache(sessions, VersionWatch()).current()
     engine.dispose()

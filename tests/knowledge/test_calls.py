@@ -1,0 +1,232 @@
+"""The records of call errors, against Python's own errors on the installed JAX 0.10.2 and on
+functions written here: each record raised in 0.10.2 is that call's exact message there, and
+each call a record says 0.10.2 accepts binds."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import textwrap
+import warnings
+from functools import cache
+from typing import Any
+
+import jax
+import pytest
+
+from app.knowledge.api import SHORT_NAMES
+from app.knowledge.calls import MINED_CALLS, call_records
+from app.knowledge.signatures import Signature, function_signature
+from app.matching.templates import compile_pattern
+
+INSTALLED = "0.10.2"
+MODULES = {short: module for module, short in SHORT_NAMES.items()}  # "pl" → its module
+
+
+@cache
+def committed() -> tuple[dict[str, Any], ...]:
+    lines = MINED_CALLS.read_text(encoding="utf-8").splitlines()
+    return tuple(json.loads(line)["record"] for line in lines)
+
+
+def installed(record: dict[str, Any]) -> list[Any]:
+    """The record's callable as each spelling of it serves it on the installed JAX (a
+    spelling of other releases only, ``pltpu.run_scoped``, serves nothing)."""
+    found = []
+    for spelled in record["calledAs"]:
+        short, _, name = spelled.rpartition(".")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                module = importlib.import_module(MODULES.get(short, short))
+            except ModuleNotFoundError:  # jax.experimental.pallas.gpu
+                continue
+            if hasattr(module, name):
+                found.append(getattr(module, name))
+    assert found, record["calledAs"]
+    return found
+
+
+def the_call(record: dict[str, Any], callable_: Any) -> tuple[list[Any], dict[str, Any]]:
+    """Arguments that make the record's mistake, every other required parameter given: by
+    position if positional-only (those after a positional-only one left out, which a call
+    cannot skip), else by keyword."""
+    parameters = [
+        p
+        for p in inspect.signature(callable_).parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    named = record["parameter"]
+    required = [p for p in parameters if p.default is p.empty and p.name != named]
+    positional_only = [p.name for p in parameters if p.kind == p.POSITIONAL_ONLY]
+    before = positional_only.index(named) if named in positional_only else len(positional_only)
+    args = [None for p in required if p.name in positional_only[:before]]
+    kwargs = {p.name: None for p in required if p.kind != p.POSITIONAL_ONLY}
+    if record["callError"] in ("unexpected-keyword", "positional-only-keyword"):
+        kwargs[named] = None
+    elif record["callError"] == "too-many-positional":
+        # "takes 2 positional arguments but 3 were given": as many, all by position
+        given = int(record["errorMessage"].rsplit(" but ", 1)[1].split()[0])
+        bound = record["errorMessage"].split("(", 1)[0].endswith(".__init__")  # self
+        args, kwargs = [None] * (given - bound), {}
+    return args, kwargs
+
+
+def positional_only_parameters(callable_: Any) -> list[str]:
+    parameters = inspect.signature(callable_).parameters.values()
+    return [p.name for p in parameters if p.kind == p.POSITIONAL_ONLY]
+
+
+def raised_in_installed() -> list[dict[str, Any]]:
+    return [r for r in committed() if INSTALLED in r["raisedIn"]]
+
+
+def accepted_in_installed() -> list[dict[str, Any]]:
+    return [r for r in committed() if INSTALLED in r["acceptedIn"]]
+
+
+def test_the_installed_jax_is_the_newest_release_a_record_names() -> None:
+    newest = max((r for record in committed() for r in record["raisedIn"]), key=_key)
+    assert jax.__version__ == INSTALLED == newest
+
+
+def _key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+@pytest.mark.parametrize("record", raised_in_installed(), ids=lambda r: r["errorMessage"])
+def test_each_call_a_record_says_the_installed_jax_refuses_raises_its_exact_message(
+    record: dict[str, Any],
+) -> None:
+    for callable_ in installed(record):
+        args, kwargs = the_call(record, callable_)
+        with pytest.raises(TypeError) as caught:
+            callable_(*args, **kwargs)
+        assert compile_pattern(record["messagePattern"]).search(str(caught.value))
+        if record["parameter"] not in positional_only_parameters(callable_):
+            assert str(caught.value) == record["errorMessage"]
+
+
+@pytest.mark.parametrize("record", accepted_in_installed(), ids=lambda r: r["errorMessage"])
+def test_each_call_a_record_says_the_installed_jax_accepts_binds(record: dict[str, Any]) -> None:
+    for callable_ in installed(record):
+        args, kwargs = the_call(record, callable_)
+        inspect.signature(callable_).bind(*args, **kwargs)
+
+
+def signature_of(source: str) -> Signature:
+    """The signature ``function_signature`` reads from one ``def``."""
+    [node] = ast.parse(textwrap.dedent(source)).body
+    assert isinstance(node, ast.FunctionDef)
+    signature = function_signature(node, node.name, "jax/_src/pallas/example.py")
+    assert signature is not None
+    return signature
+
+
+def python_function(source: str) -> Any:
+    namespace: dict[str, Any] = {}
+    exec(textwrap.dedent(source), namespace)
+    return next(v for k, v in namespace.items() if k != "__builtins__")
+
+
+SHAPES = [
+    "def f(): pass",
+    "def f(a): pass",
+    "def f(a, b): pass",
+    "def f(a, b=1): pass",
+    "def f(a=0, b=1): pass",
+    "def f(a, /, b, *, c): pass",
+    "def f(a, b=1, *, c=2): pass",
+]
+
+
+@pytest.mark.parametrize("source", SHAPES)
+def test_one_positional_argument_too_many_is_worded_as_python_words_it(source: str) -> None:
+    """A function of that shape where an older release took any arguments."""
+    records = records_over(["def f(*args, **kwargs): pass", source])
+    [record] = [r for r in records.values() if r["callError"] == "too-many-positional"]
+    function = python_function(source)
+    given = int(record["errorMessage"].rsplit(" but ", 1)[1].split()[0])
+    with pytest.raises(TypeError) as caught:
+        function(*[None] * given)
+    assert str(caught.value) == record["errorMessage"]
+    # Python counts the keyword-only arguments given too; the pattern reads those words.
+    keyword_only = {
+        p.name: None for p in signature_of(source).parameters if p.kind == "keyword-only"
+    }
+    with pytest.raises(TypeError) as caught:
+        function(*[None] * given, **keyword_only)
+    assert compile_pattern(record["messagePattern"]).search(str(caught.value))
+
+
+RELEASES = ["0.4.35", "0.4.36", "0.4.37"]  # in a row
+OLD, MIDDLE, NEW = RELEASES
+
+
+def records_of(*sources: str) -> dict[str, dict[str, Any]]:
+    """The records of one public function over three releases, by message."""
+    return records_over(list(sources))
+
+
+def records_over(sources: list[str]) -> dict[str, dict[str, Any]]:
+    """The records of one public function whose ``def`` in the releases up to ``NEW`` is
+    each of ``sources``, by message."""
+    releases = RELEASES[-len(sources) :]
+    signatures = {
+        release: {("jax.experimental.pallas.mosaic_gpu", "copy"): signature_of(source)}
+        for release, source in zip(releases, sources, strict=True)
+    }
+    return {record["errorMessage"]: record for record in call_records(signatures)}
+
+
+def test_a_parameter_made_required_removed_and_renamed_gives_the_error_each_release_raises() -> (
+    None
+):
+    records = records_of(
+        "def copy(src, dst, dec=1, priority=0): pass",
+        "def copy(src, dst, barrier, dec=1): pass",
+        "def copy(src, dst, barrier, decrement=1): pass",
+    )
+    barrier = records["copy() missing 1 required positional argument: 'barrier'"]
+    assert (barrier["raisedIn"], barrier["acceptedIn"]) == ([MIDDLE, NEW], [OLD])
+    assert barrier["callError"] == "missing-argument"
+    assert any("upgrade" not in s and "pin it" in s for s in barrier["solutions"])
+    # Python names every argument missing; the record of each matches.
+    function = python_function("def copy(src, dst, barrier, decrement=1): pass")
+    with pytest.raises(TypeError) as caught:
+        function()
+    assert (
+        str(caught.value)
+        == "copy() missing 3 required positional arguments: 'src', 'dst', and 'barrier'"
+    )
+    assert compile_pattern(barrier["messagePattern"]).search(str(caught.value))
+
+    priority = records["copy() got an unexpected keyword argument 'priority'"]
+    assert (priority["raisedIn"], priority["acceptedIn"]) == ([MIDDLE, NEW], [OLD])
+    dec = records["copy() got an unexpected keyword argument 'dec'"]
+    assert dec["raisedIn"] == [NEW]
+    assert dec["solutions"][0] == f"JAX {NEW} calls it `decrement`: pass decrement=… instead."
+    assert len({r["id"] for r in records.values()}) == len(records)
+
+
+def test_a_parameter_made_keyword_only_gives_one_positional_argument_too_many() -> None:
+    records = records_of(
+        "def f(a, b, c=1): pass", "def f(a, b, c=1): pass", "def f(a, b, *, c=1): pass"
+    )
+    [record] = [r for r in records.values() if r["callError"] == "too-many-positional"]
+    assert record["errorMessage"] == "f() takes 2 positional arguments but 3 were given"
+    assert (record["raisedIn"], record["acceptedIn"]) == ([NEW], [OLD, MIDDLE])
+    assert record["solutions"][0].startswith("Pass the arguments after the first 2 by keyword.")
+
+
+def test_a_keyword_made_positional_only_is_worded_as_python_words_it() -> None:
+    records = records_of(
+        "def when(condition): pass", "def when(condition): pass", "def when(condition, /): pass"
+    )
+    [record] = [r for r in records.values() if r["callError"] == "positional-only-keyword"]
+    with pytest.raises(TypeError) as caught:
+        python_function("def when(condition, /): pass")(condition=True)
+    assert str(caught.value) == record["errorMessage"]
+    assert record["raisedIn"] == [NEW]
