@@ -93,7 +93,10 @@ def list_records(
         Query(
             max_length=20,
             pattern=RELEASE_PATTERN,
-            description="Only sites present in this JAX release, e.g. 0.8.1.",
+            description=(
+                "Only errors this JAX release can raise, e.g. 0.8.1: mined sites present in"
+                " it, and Pallas's public names it lacks and calls it refuses."
+            ),
         ),
     ] = None,
     include_retired: Annotated[bool, Query(alias="includeRetired")] = False,

@@ -65,7 +65,7 @@ class RecordFilters:
     file_path: str | None = None
     function: str | None = None
     backend: str | None = None
-    release: str | None = None  # the site exists in this JAX release
+    release: str | None = None  # the error can be raised in this JAX release
     include_retired: bool = False
 
 
@@ -482,9 +482,13 @@ def _chunks(ids: list[str]) -> Iterator[list[str]]:
 
 def _site_columns(facts: dict[str, Any] | None) -> dict[str, Any]:
     """A site's mined facts (a mined record, or an annotation's ``mined`` part) copied out
-    of the document, for filtering."""
-    site = (facts or {}).get("site") or {}
-    releases = [entry.get("release") for entry in (facts or {}).get("releases") or []]
+    of the document, for filtering. The releases are those the error can be raised in: the
+    site's, or for an error of Pallas's public API those without the name (``missingIn``)
+    or refusing the call (``raisedIn``)."""
+    facts = facts or {}
+    site = facts.get("site") or {}
+    releases = [entry.get("release") for entry in facts.get("releases") or []]
+    releases = releases or facts.get("raisedIn") or facts.get("missingIn") or []
     return {
         "function": site.get("function"),
         "backend": site.get("backend"),

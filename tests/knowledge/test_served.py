@@ -158,6 +158,23 @@ def test_filters_by_backend_function_file_and_release(client: httpx.Client) -> N
     assert in_file["total"] > 50
 
 
+def test_a_release_lists_the_errors_of_pallas_api_it_raises(client: httpx.Client) -> None:
+    """``pallas_call(backend=…)`` is refused from 0.9.1 on; ``pltpu.TPUCompilerParams`` is
+    missing from 0.7.2 on (and before 0.4.31)."""
+    backend = "pallas_call() got an unexpected keyword argument 'backend'"
+    old_name = "module 'jax.experimental.pallas.tpu' has no attribute 'TPUCompilerParams'"
+
+    def listed(release: str, words: str) -> set[str]:
+        params = {"release": release, "q": words, "limit": 200}
+        page = client.get("/api/errors", params=params).json()
+        return {item["errorMessage"] for item in page["items"]}
+
+    assert backend in listed("0.10.2", "pallas_call backend")
+    assert backend not in listed("0.9.0.1", "pallas_call backend")
+    assert old_name in listed("0.10.2", "TPUCompilerParams")
+    assert old_name not in listed("0.6.0", "TPUCompilerParams")
+
+
 @pytest.mark.parametrize(
     "params",
     [{"release": "banana"}, {"backend": "cuda"}, {"release": "0.10.2\x00"}],
