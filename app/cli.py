@@ -356,6 +356,11 @@ def _print_matches(answer: MatchResponse) -> None:
             out.print(Text(f"  {place}: {site.filePath}:{site.line} (JAX {site.release})"))
         if found.sourceUrl:
             out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
+        if found.keyword is not None:
+            from app.rendering.cards import keyword_text
+
+            for line in keyword_text(found.keyword):
+                out.print(Text(f"  {line}"))
         if found.fix is None:
             out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
             continue
@@ -458,7 +463,7 @@ def mine_api_command(
     release's arguments). Written to data/mined/, they are also dated in
     data/frame-index.json."""
     from app.knowledge.api import MINED_API, api_records, mine_api, unanswered, write_api_records
-    from app.knowledge.calls import MINED_CALLS, call_records
+    from app.knowledge.calls import KEYWORDS_FILE, MINED_CALLS, call_records, keyword_index
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
     from app.knowledge.releases import release_commits
     from app.knowledge.signatures import mine_signatures
@@ -476,6 +481,9 @@ def mine_api_command(
         with _output(folder / name) as stream:
             count = write_api_records(records, stream)
         err.print(f"{count} records in {folder / name}")
+    keywords = (folder if out else KEYWORDS_FILE.parent) / KEYWORDS_FILE.name
+    keywords.write_text(json.dumps(keyword_index(signatures), indent=0) + "\n", encoding="utf-8")
+    err.print(f"the keywords Pallas's functions take in {keywords}")
     if out is None:
         write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ from app.matching.templates import derive_pattern
 # one standing where the old one stood in the positional order needs none.
 MIN_RENAME_SIMILARITY = 0.75
 MINED_CALLS = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-calls.jsonl"
+# Each keyword Pallas's public callables take, with the callables and releases taking it.
+KEYWORDS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-keywords.json"
 # What follows ``takes … positional arguments`` when more are given, keyword-only ones too.
 _POSITIONAL_GIVEN = (
     r" but \d+ (?:positional arguments? \(and \d+ keyword-only arguments?\) )?(?:was|were) given"
@@ -52,21 +56,32 @@ def call_records(signatures: Signatures) -> list[dict[str, Any]]:
 
 
 def _callables(signatures: Signatures) -> list[_Callable]:
-    """The public names' signatures, one callable per definition: a function several
-    modules export (``pl.load``, ``plgpu.load``) has one set of records, listing each."""
+    """The public names' signatures, one callable per definition: names bound to the same
+    ``def`` or ``class`` in some release (``pl.load`` and ``plgpu.load``, or
+    ``plt.CompilerParams`` and the ``TritonCompilerParams`` of the removed
+    ``jax.experimental.pallas.gpu``) are one callable, with one set of records listing each."""
     order = list(signatures)
-    by_definition: dict[tuple[str, str], tuple[list[str], dict[str, Signature]]] = {}
-    for module, name in sorted({key for found in signatures.values() for key in found}):
-        having = {
-            r: found[(module, name)] for r, found in signatures.items() if (module, name) in found
-        }
-        newest = next(reversed(having.values()))
-        spelled, merged = by_definition.setdefault((newest.path, newest.qualname), ([], {}))
-        spelled.append(f"{short_name(module)}.{name}")
-        merged.update(having)
+    names = sorted({key for found in signatures.values() for key in found})
+    group = {name: name for name in names}  # union-find over the names
+
+    def root(name: tuple[str, str]) -> tuple[str, str]:
+        while group[name] != name:
+            name = group[name]
+        return name
+
+    defined_by: dict[tuple[str, str], tuple[str, str]] = {}
+    for found in signatures.values():
+        for name, signature in found.items():
+            first = defined_by.setdefault((signature.path, signature.qualname), name)
+            group[root(name)] = root(first)
+    merged: dict[tuple[str, str], tuple[list[str], dict[str, Signature]]] = {}
+    for name in names:
+        spelled, having = merged.setdefault(root(name), ([], {}))
+        spelled.append(f"{short_name(name[0])}.{name[1]}")
+        having.update((r, found[name]) for r, found in signatures.items() if name in found)
     return [
-        _Callable(tuple(spelled), dict(sorted(merged.items(), key=lambda i: order.index(i[0]))))
-        for spelled, merged in by_definition.values()
+        _Callable(tuple(spelled), dict(sorted(having.items(), key=lambda i: order.index(i[0]))))
+        for spelled, having in merged.values()
     ]
 
 
@@ -83,6 +98,10 @@ def _records(callable_: _Callable) -> Iterator[dict[str, Any]]:
         if requires:
             optional = [r for r in signatures if r not in requires]
             yield from _by_wording(callable_, requires, optional, _Missing(parameter))
+    refusing = [r for r, s in signatures.items() if s.var_keyword is None]
+    if refusing:
+        taking = [r for r in signatures if r not in refusing]
+        yield from _by_wording(callable_, refusing, taking, _UnknownKeyword())
     limits = {r: s.positional_limit() for r, s in signatures.items()}
     widest = max((limit for limit in limits.values() if limit is not None), default=0)
     if None in limits.values():
@@ -258,6 +277,36 @@ class _Missing(_CallError):
 
 
 @dataclass(frozen=True)
+class _UnknownKeyword(_CallError):
+    """A keyword no release takes (a typo, another function's parameter): the keyword is
+    read from the message, and the service says where it belongs (``keywords_taken``)."""
+
+    def kind(self, signature: Signature) -> str:
+        return "unknown-keyword"
+
+    def message(self, signature: Signature) -> str:
+        return f"{signature.qualname}() got an unexpected keyword argument '{{keyword}}'"
+
+    def pattern(self, signature: Signature) -> str:
+        words = f"{signature.qualname}() got an unexpected keyword argument"
+        return f"{derive_pattern(words)} '(?P<keyword>\\w+)'"
+
+    def advice(self, case: _Case) -> tuple[str, list[str]]:
+        keywords = [p.name for p in case.newest.parameters if p.kind != "positional-only"]
+        documentation = (
+            f"{case.called} takes only the keywords of its parameters: in JAX "
+            f"{case.raising[-1]}, {', '.join(keywords) or 'none'}. A call passing any other "
+            f"raises this TypeError ({case.there}). {case.shown}."
+        )
+        solutions = [
+            f"Pass only the keywords it takes. {case.shown}.",
+            "Where the keyword is another function's parameter (a compiler option passed to "
+            "the call, a block's option passed to the kernel), pass it there.",
+        ]
+        return documentation, solutions
+
+
+@dataclass(frozen=True)
 class _TooManyPositional(_CallError):
     def kind(self, signature: Signature) -> str:
         return "too-many-positional"
@@ -302,6 +351,54 @@ def _record(case: _Case, error: _CallError) -> dict[str, Any]:
             "acceptedIn": case.fine,
             "signatures": _distinct(case.callable_.signatures),
         },
+    )
+
+
+def keyword_index(signatures: Signatures) -> dict[str, list[dict[str, Any]]]:
+    """For each keyword a public callable takes, the callables taking it and in which
+    releases: what ``keywords_taken`` reads, written to ``KEYWORDS_FILE``."""
+    index: dict[str, list[dict[str, Any]]] = {}
+    for callable_ in _callables(signatures):
+        for parameter in parameters_of(callable_.signatures):
+            taking = [r for r, s in callable_.signatures.items() if s.takes_keyword(parameter)]
+            if taking and not parameter.startswith("_"):
+                index.setdefault(parameter, []).append(
+                    {"calledAs": list(callable_.spellings), "releases": taking}
+                )
+    return dict(sorted(index.items()))
+
+
+@dataclass(frozen=True)
+class KeywordTaker:
+    """A public callable taking a keyword, by its spellings, and the releases it does."""
+
+    called_as: tuple[str, ...]
+    releases: tuple[str, ...]
+
+
+@cache
+def _keywords() -> dict[str, tuple[KeywordTaker, ...]]:
+    index = json.loads(KEYWORDS_FILE.read_text(encoding="utf-8"))
+    return {
+        keyword: tuple(KeywordTaker(tuple(t["calledAs"]), tuple(t["releases"])) for t in takers)
+        for keyword, takers in index.items()
+    }
+
+
+def keywords_taken(keyword: str) -> tuple[KeywordTaker, ...]:
+    """The public callables that take ``keyword`` in some release."""
+    return _keywords().get(keyword, ())
+
+
+@cache
+def keywords_of(spelled: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The keywords the callable spelled ``spelled`` (``pl.pallas_call``) takes, each with
+    the releases it does."""
+    return tuple(
+        (keyword, taker.releases)
+        for keyword, takers in _keywords().items()
+        for taker in takers
+        if spelled in taker.called_as
     )
 
 

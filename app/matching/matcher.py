@@ -324,7 +324,25 @@ def _at_their_callers(
             kept.append(replace(candidate, caller=caller))
         elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
             kept.append(candidate)
-    return kept
+    return _named_keyword_first(kept, index)
+
+
+def _named_keyword_first(candidates: list[_Candidate], index: AnyIndex) -> list[_Candidate]:
+    """The candidates, less a call's record of any keyword (its pattern reads the keyword,
+    ``(?P<keyword>…)``) where a record of that very keyword fits the same error: the one
+    says in which releases that keyword is refused, the other only that some keyword is."""
+    named = {
+        c.error
+        for c in candidates
+        if index.entries[c.hit.entry].call_of and "keyword" not in c.hit.captures
+    }
+    return [
+        c
+        for c in candidates
+        if not (
+            c.error in named and index.entries[c.hit.entry].call_of and "keyword" in c.hit.captures
+        )
+    ]
 
 
 def _calls_one_of(names: frozenset[str], source: str | None) -> bool:

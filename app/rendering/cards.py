@@ -20,7 +20,7 @@ from app.matching.index import wording_until
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.services.compute import ComputeResponse, FixOut
-from app.services.computed import MemoryOut, PrimitiveOut, SourceOnlyOut
+from app.services.computed import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
 from app.services.match import (
     CompilerMessageOut,
     MatchOut,
@@ -34,6 +34,7 @@ from app.services.match import (
 
 # A record's solutions shown in a match's answer; the record's page shows them all.
 MAX_SOLUTIONS_SHOWN = 3
+KEYWORD_TAKERS_SHOWN = 4  # the functions named that take a keyword a call does not
 # What Slack or Mattermost would read as a mention or a channel link.
 _MENTION = re.compile(r"<[!@#]|@\w")
 # The matcher names inferred values by attribute; cards label them for people.
@@ -293,6 +294,8 @@ def _match_card(
         text.extend(_later_checks(fix))
     fixes = _fix_cards(fix) if fix else ()
     closest: tuple[Link, ...] = ()
+    if match.keyword is not None:
+        text.extend(keyword_text(match.keyword))
     if match.primitive is not None:
         text.extend(_primitive_text(match.primitive))
         fixes = (*fixes, *_rewrite_cards(match.primitive))
@@ -323,6 +326,25 @@ def _match_card(
 def _source_label(site: SourceSiteOut | None) -> str:
     """Names the file, line and release the link pins, so that a chat answer shows them."""
     return f"JAX source: {site.filePath}:{site.line} ({site.release})" if site else "JAX source"
+
+
+def keyword_text(keyword: KeywordOut) -> list[str]:
+    """Where a keyword the call does not take belongs, and the call's keywords like it."""
+    lines = []
+    if keyword.closeTo:
+        spelled = " or ".join(f"`{name}`" for name in keyword.closeTo)
+        lines.append(f"Did you mean {spelled}? It takes that keyword.")
+    if keyword.takenBy:
+        takers = ", ".join(
+            f"{' / '.join(taker.calledAs)} (JAX {taker.releases})"
+            for taker in keyword.takenBy[:KEYWORD_TAKERS_SHOWN]
+        )
+        more = len(keyword.takenBy) - KEYWORD_TAKERS_SHOWN
+        takers += f", and {more} more" if more > 0 else ""
+        lines.append(f"`{keyword.keyword}` is a parameter of {takers}: pass it there.")
+    elif not keyword.closeTo:
+        lines.append(f"No function of Pallas's public API takes `{keyword.keyword}`.")
+    return lines
 
 
 def _primitive_text(primitive: PrimitiveOut) -> list[str]:

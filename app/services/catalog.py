@@ -99,6 +99,9 @@ class RecordInfo:
     # Python's own words at JAX's call of user code (``calledBy``): a message like it says
     # nothing of kinship, so the record is offered as no similar error.
     bound_to_callers: bool = False
+    # Python's own words at a call of one of Pallas's public callables: how code spells it
+    # (``pl.pallas_call``), from the record's ``calledAs``.
+    called_as: tuple[str, ...] = ()
 
 
 class Catalog:
@@ -299,6 +302,7 @@ def _read(
         )
         curated = documentation_source != "derived"
         called_by = _called_by(callers, through, under)
+        spellings = tuple(json.loads(called_as)) if called_as else ()
         records[record_id] = RecordInfo(
             record_id,
             slug,
@@ -313,6 +317,7 @@ def _read(
             _solutions(solutions, note),
             github_url or None,
             called_by is not None,
+            spellings,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue
@@ -327,7 +332,7 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        call_of = _call_of(called_as)
+        call_of = frozenset(spelled.rsplit(".", 1)[-1] for spelled in spellings)
         entries.append(PatternEntry(record_id, current, "current", metadata, called_by, call_of))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:
@@ -348,14 +353,6 @@ def _called_by(callers: str | None, through: str | None, under: str | None) -> C
         frozenset((c["file"], c["function"]) for c in json.loads(through or "[]")),
         frozenset(json.loads(under or "[]")),
     )
-
-
-def _call_of(called_as: str | None) -> frozenset[str]:
-    """The names a call spells a record's public function with: ``copy_gmem_to_smem`` for
-    ``plgpu.copy_gmem_to_smem`` in its ``calledAs`` (JSON text)."""
-    if not called_as:
-        return frozenset()
-    return frozenset(spelled.rsplit(".", 1)[-1] for spelled in json.loads(called_as))
 
 
 def _last_release_printing(wording: dict[str, Any], note: dict[str, Any]) -> str | None:

@@ -4,6 +4,7 @@ history, and, for an error known only from JAX's source, what is known and what 
 
 from __future__ import annotations
 
+import difflib
 import math
 
 from pydantic import BaseModel, Field
@@ -19,19 +20,23 @@ from app.alignment.smem import (
     over_percent,
     smem_budget,
 )
+from app.knowledge.calls import keywords_of, keywords_taken
 from app.knowledge.primitives import (
     Lowered,
     PrimitiveLowering,
     primitive_lowering,
     semantics_named,
 )
-from app.knowledge.releases import span
+from app.knowledge.releases import runs, span
 from app.matching.frames import FrameIndex
 from app.matching.memory import BudgetHints, MemoryOverflow, budget_hints, find_overflows
 from app.matching.templates import literal_text
 from app.services.catalog import Catalog, RecordInfo
 
 CLOSEST = 3
+# A keyword passed by mistake shares this much of its spelling with the one meant
+# (difflib's ratio): ``block_shap`` for ``block_shape``, ``dimension_semantic``.
+CLOSE_KEYWORD = 0.75
 _ADVICE = {
     "mosaic_gpu": [
         "Lower max_concurrent_steps (plgpu.CompilerParams): each concurrent step holds a "
@@ -142,6 +147,21 @@ class PrimitiveOut(BaseModel):
         "newest release still does."
     )
     rewrite: RewriteOut | None
+
+
+class KeywordTakerOut(BaseModel):
+    calledAs: list[str] = Field(examples=[["pltpu.CompilerParams", "pltpu.TPUCompilerParams"]])
+    releases: str = Field(examples=["0.4.32–0.10.2"])
+
+
+class KeywordOut(BaseModel):
+    keyword: str = Field(examples=["dimension_semantics"])
+    takenBy: list[KeywordTakerOut] = Field(
+        description="Pallas's other public callables that take the keyword, and in which releases."
+    )
+    closeTo: list[str] = Field(
+        description="The callable's own keywords spelled like it, closest first."
+    )
 
 
 class ClosestOut(BaseModel):
@@ -308,6 +328,22 @@ def _lowered(entry: Lowered, lowering: PrimitiveLowering) -> LoweredOut:
         releases=entry.span,
         inNewest=entry.releases[-1] == lowering.newest,
     )
+
+
+def keyword_out(info: RecordInfo, captures: dict[str, str]) -> KeywordOut | None:
+    """For a keyword a call of one of Pallas's public callables does not take (the record
+    reads it from the message): where it belongs, and the callable's keywords like it."""
+    keyword = captures.get("keyword")
+    if keyword is None or not info.called_as:
+        return None
+    own = sorted({name for spelled in info.called_as for name, _ in keywords_of(spelled)})
+    takers = [
+        KeywordTakerOut(calledAs=list(taker.called_as), releases=runs(taker.releases))
+        for taker in keywords_taken(keyword)
+        if not set(taker.called_as) & set(info.called_as)
+    ]
+    close = difflib.get_close_matches(keyword, own, n=3, cutoff=CLOSE_KEYWORD)
+    return KeywordOut(keyword=keyword, takenBy=takers, closeTo=close)
 
 
 def source_only_out(

@@ -23,9 +23,11 @@ from app.services.compute import (
     checked_jax_version,
 )
 from app.services.computed import (
+    KeywordOut,
     MemoryOut,
     PrimitiveOut,
     SourceOnlyOut,
+    keyword_out,
     memory_overflows,
     primitive_out,
     source_only_out,
@@ -134,6 +136,11 @@ class MatchOut(BaseModel):
         default=None,
         description="For an unimplemented primitive: the releases and lowering semantics "
         "with a rule for it, and the usual rewrite.",
+    )
+    keyword: KeywordOut | None = Field(
+        default=None,
+        description="For a keyword a call of one of Pallas's public functions does not take: "
+        "the functions that take it, and the function's own keywords spelled like it.",
     )
     sourceOnly: SourceOnlyOut | None = Field(
         default=None,
@@ -345,6 +352,7 @@ class MatchService:
             if site
             else None,
             primitive=primitive_out(info, match.captures),
+            keyword=keyword_out(info, match.captures),
             sourceOnly=source_only_out(
                 info,
                 match.captures,

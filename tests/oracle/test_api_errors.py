@@ -27,6 +27,8 @@ from jax.experimental.pallas import tpu as pltpu
 
 from app.knowledge.api import MINED_API
 from app.knowledge.calls import MINED_CALLS
+from app.rendering.cards import match_cards
+from app.rendering.links import Links
 from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
 
@@ -220,3 +222,45 @@ def test_the_message_alone_is_answered_with_the_call_record_and_another_call_is_
     assert record["id"] not in {m.errorId for m in answer.matches}
     called = elsewhere.replace("my_copy(x_gmem, smem)", "plgpu.copy_gmem_to_smem(x_gmem, smem)")
     assert service.match(MatchRequest(text=called)).matches[0].errorId == record["id"]
+
+
+def kernel_copying(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...]
+
+
+def compiler_option_passed_to_the_call() -> None:
+    pl.pallas_call(kernel_copying, out_shape=ARRAY, grid=(1,), dimension_semantics=("parallel",))
+
+
+def misspelled_block_keyword() -> None:
+    pl.BlockSpec(block_shap=(8, 128), index_map=lambda i: (i, 0))
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+def test_a_keyword_no_release_takes_is_answered_with_where_it_belongs(
+    filtering: str, full_catalog: Catalog
+) -> None:
+    """``dimension_semantics`` passed to ``pallas_call``: the TPU compiler parameters take
+    it, which lower; ``block_shap``: the block's own ``block_shape`` is named."""
+    service = MatchService(full_catalog)
+    paste = raised(compiler_option_passed_to_the_call, TypeError, filtering)
+    [match] = service.match(MatchRequest(text=paste)).matches
+    assert match.errorId in call_record_ids()
+    assert match.keyword is not None and match.keyword.keyword == "dimension_semantics"
+    takers = {spelled for taker in match.keyword.takenBy for spelled in taker.calledAs}
+    assert "pltpu.CompilerParams" in takers
+    answer = service.match(MatchRequest(text=paste))
+    [card] = match_cards(answer, full_catalog.records, Links(""))
+    assert any("is a parameter of" in text and "pltpu.CompilerParams" in text for text in card.text)
+    call = pl.pallas_call(
+        kernel_copying,
+        out_shape=ARRAY,
+        grid=(1,),
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+    )
+    jax.jit(call).trace(ARRAY).lower(lowering_platforms=("tpu",))
+
+    paste = raised(misspelled_block_keyword, TypeError, filtering)
+    [match] = service.match(MatchRequest(text=paste)).matches
+    assert match.keyword is not None and match.keyword.closeTo == ["block_shape"]
+    pl.BlockSpec(block_shape=(8, 128), index_map=lambda i: (i, 0))
