@@ -60,6 +60,11 @@ UNMINED = {
         newest_release(),
         "assert isinstance(aval, AbstractValue), aval",
     ),
+    # A dict of compiler parameters, hashed with the primitive's other parameters.
+    DATA / "records" / "pallas-call-compiler-params-dict.json": (
+        newest_release(),
+        "return cls._create(primitive, eqn_ctx, avals_in, effects, params, platforms)",
+    ),
     # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it,
     # or where a pipeline calls its body.
     **{

@@ -550,7 +550,28 @@ SAFE_ZIP = "75054f2533d302a4"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
 
+
 # Record id -> (before, after): the record's example fix as kernels to lower.
+def tpu_compiler_params(as_object: bool) -> Any:
+    """A parallel grid's semantics for TPU, given as JAX 0.6 took them or as an object."""
+    semantics = ("parallel",)
+    params = (
+        pltpu.CompilerParams(dimension_semantics=semantics)
+        if as_object
+        else dict(mosaic=dict(dimension_semantics=semantics))
+    )
+    block = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    call = pl.pallas_call(
+        copy_kernel,
+        out_shape=spec((16, 128)),
+        grid=(2,),
+        in_specs=[block],
+        out_specs=block,
+        compiler_params=params,
+    )
+    return call, [spec((16, 128))], "tpu"
+
+
 CASES: dict[str, tuple[Lowering, Lowering]] = {
     "7cfa01a5c408b193": (lambda: layout_casts(True), lambda: layout_casts(False)),
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
@@ -609,6 +630,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
     "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
+    "0a1202e0eac3a720": (lambda: tpu_compiler_params(False), lambda: tpu_compiler_params(True)),
 }
 
 
