@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
+from app.knowledge.releases import RELEASE_PATTERN
 from app.matching.templates import MAX_PATTERN_CHARS
 
 RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -94,6 +95,21 @@ class ErrorRecord(BaseModel):
         "of its frames (`fori_loop`): the record matches too where the user's last frame, "
         "with no frame of JAX's after it, shows a call of one of them that passes the "
         "function Python's message names.",
+    )
+    calledAs: list[Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*$", max_length=200)]] = Field(
+        default_factory=list,
+        description="For an error Python raises at the user's call of one of Pallas's public "
+        "functions (a keyword it does not take): how code spells the function "
+        "(`pl.pallas_call`). The record matches only where no frame of JAX's follows the "
+        "user's last, and that frame's line, if shown, calls it.",
+    )
+    raisedIn: list[Annotated[str, Field(pattern=RELEASE_PATTERN)]] = Field(
+        default_factory=list,
+        description="The JAX releases that raise it (a call some releases refuse).",
+    )
+    missingIn: list[Annotated[str, Field(pattern=RELEASE_PATTERN)]] = Field(
+        default_factory=list,
+        description="The JAX releases without the public name whose reading raises it.",
     )
 
 

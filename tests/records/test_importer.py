@@ -209,6 +209,26 @@ def test_missing_pattern_is_derived_with_named_groups(session_factory: Factory) 
             "record 1",
             "calledBy.0.file",
         ),
+        (  # how code spells a public function, read by the matcher
+            '{"id": "ok9", "errorMessage": "m", "calledAs": 5}',
+            "record 1",
+            "calledAs",
+        ),
+        (
+            '{"id": "ok9", "errorMessage": "m", "calledAs": ["pl.pallas_call()"]}',
+            "record 1",
+            "calledAs.0",
+        ),
+        (  # releases, copied out for ?release=
+            '{"id": "ok9", "errorMessage": "m", "raisedIn": "0.10.2"}',
+            "record 1",
+            "raisedIn",
+        ),
+        (
+            '{"id": "ok9", "errorMessage": "m", "missingIn": ["banana"]}',
+            "record 1",
+            "missingIn.0",
+        ),
         ("jax-ml/jax · error · ValueError\n\nno sections at all\n", "page", "id"),
         ("[1, 2]", "record 1", None),
     ],
