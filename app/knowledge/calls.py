@@ -31,6 +31,7 @@ from app.matching.templates import derive_pattern
 # A parameter renamed shares this much of its spelling with its new name (difflib's ratio);
 # one standing where the old one stood in the positional order needs none.
 MIN_RENAME_SIMILARITY = 0.75
+SPELLINGS_SHOWN = 4  # of the names a callable goes by, in a record's prose
 MINED_CALLS = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-calls.jsonl"
 # Each keyword Pallas's public callables take, with the callables and releases taking it.
 KEYWORDS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-keywords.json"
@@ -140,7 +141,10 @@ class _Case:
 
     @property
     def called(self) -> str:
-        return f"`{self.callable_.spellings[0]}`"
+        """Its spellings (``pl.semaphore_wait`` / ``pltpu.semaphore_wait``), a few of them."""
+        spellings = self.callable_.spellings
+        shown = " / ".join(f"`{spelled}`" for spelled in spellings[:SPELLINGS_SHOWN])
+        return shown + (" / …" if len(spellings) > SPELLINGS_SHOWN else "")
 
     @property
     def there(self) -> str:
@@ -148,7 +152,10 @@ class _Case:
 
     @property
     def shown(self) -> str:
-        return f"In JAX {self.raising[-1]} it is {self.newest.shown()}"
+        """The signature as the code calls it (``plgpu.SMEM(shape, dtype, *, …)``, not
+        ``MemorySpace.__call__``)."""
+        called = self.newest.shown(self.callable_.spellings[0])
+        return f"In JAX {self.raising[-1]} it is {called}"
 
     def described(self, parameter: str, releases: list[str]) -> list[str]:
         """What the docstring of the newest of ``releases`` says of ``parameter``."""

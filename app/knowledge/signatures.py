@@ -7,7 +7,8 @@ aliases (``pallas_core.BlockSpec``) and plain assignments. A class is called thr
 ``__init__``, the ``__init__`` its ``@dataclass`` decorator writes from its fields (its base
 dataclasses' first), or the one it inherits. What cannot be read for sure has no signature:
 a function under a decorator that may change how it is called (``jax.jit``), an enum, a
-protocol, a named tuple, a class whose base is out of reach.
+protocol, a named tuple, a class whose base is out of reach. A name bound to an enum's
+member (``SMEM = MemorySpace.SMEM``) is called through the enum's ``__call__``.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ from app.knowledge.history import source_window
 TRANSPARENT_DECORATORS = frozenset(
     {"api_boundary", "contextmanager", "named_call", "overload", "wraps"}
 )
+ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 # Bases whose classes are not called through an ``__init__`` read from their fields.
-OPAQUE_BASES = frozenset(
-    {"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "NamedTuple", "Protocol", "Exception",
-     "ValueError", "TypeError", "RuntimeError", "NotImplementedError", "tuple", "dict", "str",
-     "int", "float", "ABC"}
+OPAQUE_BASES = ENUM_BASES | frozenset(
+    {"NamedTuple", "Protocol", "Exception", "ValueError", "TypeError", "RuntimeError",
+     "NotImplementedError", "tuple", "dict", "str", "int", "float", "ABC"}
 )  # fmt: skip
 IGNORED_BASES = frozenset({"object", "Generic"})
 # A docstring's section of parameters (Google style), and one entry of it.
@@ -79,8 +80,9 @@ class Signature:
             return None
         return sum(p.kind != "keyword-only" for p in self.parameters)
 
-    def shown(self) -> str:
-        """``copy_gmem_to_smem(src, dst, barrier, *, collective_axes=…)``."""
+    def shown(self, name: str | None = None) -> str:
+        """``copy_gmem_to_smem(src, dst, barrier, *, collective_axes=…)``, called ``name``
+        (by default its own name, a class's for its ``__init__``)."""
         parts: list[str] = []
         kinds = [p.kind for p in self.parameters]
         for number, parameter in enumerate(self.parameters):
@@ -97,7 +99,7 @@ class Signature:
             parts.append(f"*{self.var_positional}")
         if self.var_keyword:
             parts.append(f"**{self.var_keyword}")
-        return f"{self.qualname.removesuffix('.__init__')}({', '.join(parts)})"
+        return f"{name or self.qualname.removesuffix('.__init__')}({', '.join(parts)})"
 
 
 Signatures = dict[str, dict[tuple[str, str], Signature]]  # release → (module, name) → it
@@ -166,21 +168,54 @@ class SourceTree:
         return self._parsed[key]
 
     def signature(self, module: str, name: str) -> Signature | None:
-        found = self.definition(module, name)
-        if found is None:
-            return None
-        path, node, home = found
-        if isinstance(node, ast.ClassDef):
-            signature = self._class_signature(path, node, home, MAX_HOPS)
-        else:
-            signature = function_signature(node, node.name, path)
-        if signature is None:
+        member = self._member(module, name, MAX_HOPS)
+        found = self.definition(module, name) if member is None else None
+        signature: Signature | None = None
+        node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
+        if member is not None:  # called through its class's ``__call__``
+            path, owner = member
+            node = _method(owner, "__call__")
+            if node is not None:
+                signature = function_signature(node, f"{owner.name}.__call__", path, bound=1)
+        elif found is not None:
+            path, node, home = found
+            if isinstance(node, ast.ClassDef):
+                signature = self._class_signature(path, node, home, MAX_HOPS)
+            else:
+                signature = function_signature(node, node.name, path)
+        if signature is None or node is None:
             return None
         return replace(
             signature,
             window=source_window(self._read(signature.path).lines, signature.line),
             documented=documented_parameters(node),
         )
+
+    def _member(self, module: str, name: str, hops: int) -> tuple[str, ast.ClassDef] | None:
+        """The enum and file of a name bound to one of the enum's members, as ``SMEM =
+        MemorySpace.SMEM`` binds one: the member is called through the enum's ``__call__``."""
+        read = self.module(module)
+        if read is None or hops == 0:
+            return None
+        path, tree = read
+        bound = _bindings(tree, _package(module, path)).get(name)
+        if isinstance(bound, _Imported):
+            return self._member(bound.module, bound.name, hops - 1)
+        if not isinstance(bound, _Attribute):
+            return None
+        owner = self.definition(module, bound.owner, hops - 1)
+        if owner is None or not isinstance(owner[1], ast.ClassDef):
+            return None
+        if not any(_base_name(base) in ENUM_BASES for base in owner[1].bases):
+            return None  # a class attribute is no instance of its class
+        members = {
+            target.id
+            for item in owner[1].body
+            if isinstance(item, ast.Assign)
+            for target in item.targets
+            if isinstance(target, ast.Name)
+        }
+        return (owner[0], owner[1]) if bound.name in members else None
 
     def definition(
         self, module: str, name: str, hops: int = MAX_HOPS
@@ -217,14 +252,7 @@ class SourceTree:
     ) -> Signature | None:
         if hops == 0 or any(_base_name(base) in OPAQUE_BASES for base in node.bases):
             return None
-        init = next(
-            (
-                item
-                for item in node.body
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__"
-            ),
-            None,
-        )
+        init = _method(node, "__init__")
         if init is not None:
             return function_signature(init, f"{node.name}.__init__", path, bound=1)
         if _dataclass_options(node) is not None:
@@ -290,6 +318,14 @@ class SourceTree:
             field_kw_only = options.get("kw_only", kw_only) is True
             fields[name] = (Parameter(name, "positional", required), field_kw_only)
         return list(fields.values())
+
+
+def _method(node: ast.ClassDef, name: str) -> ast.FunctionDef | None:
+    """The method ``name`` a class defines in its own body."""
+    return next(
+        (item for item in node.body if isinstance(item, ast.FunctionDef) and item.name == name),
+        None,
+    )
 
 
 def documented_parameters(

@@ -72,7 +72,8 @@ def the_call(record: dict[str, Any], callable_: Any) -> tuple[list[Any], dict[st
     elif record["callError"] == "too-many-positional":
         # "takes 2 positional arguments but 3 were given": as many, all by position
         given = int(record["errorMessage"].rsplit(" but ", 1)[1].split()[0])
-        bound = record["errorMessage"].split("(", 1)[0].endswith(".__init__")  # self
+        # Python counts self among the positional arguments of a method
+        bound = record["errorMessage"].split("(", 1)[0].endswith((".__init__", ".__call__"))
         args, kwargs = [None] * (given - bound), {}
     return args, kwargs
 

@@ -51,12 +51,13 @@ def as_read(signature: Signature) -> tuple[Any, ...]:
 
 
 def python_qualname(callable_: Any) -> str:
-    """The name Python's call errors give: a class is called through its ``__init__``."""
-    return (
-        f"{callable_.__init__.__qualname__}"
-        if inspect.isclass(callable_)
-        else callable_.__qualname__
-    )
+    """The name Python's call errors give: a class is called through its ``__init__``, an
+    instance (an enum's member) through its class's ``__call__``."""
+    if inspect.isclass(callable_):
+        return str(callable_.__init__.__qualname__)
+    if inspect.isfunction(callable_):
+        return str(callable_.__qualname__)
+    return str(type(callable_).__call__.__qualname__)
 
 
 def installed_public_names() -> Iterator[tuple[str, str]]:
@@ -118,6 +119,9 @@ MODULES = {
         from pkg._impl.helpers import jitted, wrapped, Kind, Derived, Plain
 
         renamed = _helpers.copy_v2
+        from pkg._impl.helpers import Space, Holder
+        SMEM = Space.SMEM
+        HELD = Holder.SMEM
         from pkg._impl.helpers import old as _deprecated_old
         _deprecations = {"old": ("pkg.old is deprecated", _deprecated_old)}
 
@@ -202,6 +206,24 @@ MODULES = {
 
         class Kind(enum.Enum):
             A = 1
+
+        class Space(enum.Enum):
+            """Where a buffer lives."""
+            SMEM = "smem"
+            LIMIT = 2
+
+            def __call__(self, shape, dtype=None, *, transforms=()):
+                """Allocates.
+
+                Args:
+                  shape: The buffer's shape.
+                """
+
+        class Holder:
+            SMEM = Space.SMEM
+
+            def __call__(self, anything):
+                pass
     ''',
 }
 
@@ -225,7 +247,10 @@ def tree_of(root: Path) -> SourceTree:
     return SourceTree(files, lambda file: Path(file).read_text(encoding="utf-8"), {})
 
 
-READ = ["copy", "renamed", "wrapped", "old", "Config", "Options", "Plain", "Derived", "Inherited"]
+READ = [
+    "copy", "renamed", "wrapped", "old", "Config", "Options", "Plain", "Derived", "Inherited",
+    "SMEM",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", READ)
@@ -239,7 +264,7 @@ def test_a_name_read_through_imports_aliases_and_decorators_is_called_as_python_
     assert signature.qualname == python_qualname(real)
 
 
-@pytest.mark.parametrize("name", ["jitted", "Kind", "missing"])
+@pytest.mark.parametrize("name", ["jitted", "Kind", "missing", "HELD"])
 def test_what_a_call_cannot_be_known_for_is_not_read(written: Path, name: str) -> None:
     assert tree_of(written).signature("pkg", name) is None
 

@@ -104,6 +104,10 @@ def barrier_arrivals_by_position() -> None:
     plgpu.Barrier(1)
 
 
+def smem_transforms_by_position() -> None:
+    plgpu.SMEM((128,), jnp.float32, ())
+
+
 def old_kernel_out_shape() -> None:
     pl.kernel(lambda o_ref: None, out_shape=ARRAY, mesh=plgpu.Mesh())
 
@@ -117,6 +121,7 @@ MISTAKES: dict[str, tuple[Callable[[], None], type[BaseException]]] = {
     "pallas_call's backend keyword": (old_backend_keyword, TypeError),
     "Barrier's arrivals by position": (barrier_arrivals_by_position, TypeError),
     "kernel's out_shape keyword": (old_kernel_out_shape, TypeError),
+    "SMEM's transforms by position": (smem_transforms_by_position, TypeError),
 }
 
 
