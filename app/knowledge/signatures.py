@@ -172,7 +172,7 @@ class SourceTree:
         found = self.definition(module, name) if member is None else None
         signature: Signature | None = None
         node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None = None
-        if member is not None:  # called through its class's ``__call__``
+        if member is not None:  # an enum's member, called through the enum's ``__call__``
             path, owner = member
             node = _method(owner, "__call__")
             if node is not None:
