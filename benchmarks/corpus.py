@@ -24,7 +24,7 @@ from typing import Any
 from app.knowledge.api import MINED_API
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
-from app.matching.index import PatternEntry
+from app.matching.index import PatternEntry, call_names
 from app.matching.templates import derive_pattern
 from app.records.importer import read_documents, read_text
 from app.records.validation import validate_record
@@ -203,7 +203,7 @@ def mined_entries() -> list[PatternEntry]:
                 pattern = record and record.get("matchPattern", record["messagePattern"])
                 if pattern:
                     metadata = {"exception_class": record["errorClass"], "rule": ""}
-                    call_of = frozenset(s.rsplit(".", 1)[-1] for s in record.get("calledAs", ()))
+                    call_of = call_names(record.get("calledAs", ()))
                     entry = PatternEntry(record["id"], pattern, "current", metadata, None, call_of)
                     found.append(entry)
     return found

@@ -152,12 +152,16 @@ class SourceTree:
         files = {path.relative_to(root).as_posix(): str(path) for path in root.glob("jax/**/*.py")}
         return cls(files, lambda file: Path(file).read_text(encoding="utf-8"), {})
 
-    def module(self, name: str) -> tuple[str, ast.Module] | None:
-        """The file and syntax tree of a module, by its dotted name."""
-        base = name.replace(".", "/")
+    def _bound(self, module: str) -> tuple[str, dict[str, _Binding]] | None:
+        """The file of a module, by its dotted name, and what its top-level names are
+        bound to; worked out once per version of the file."""
+        base = module.replace(".", "/")
         for path in (f"{base}.py", f"{base}/__init__.py"):
             if path in self._files:
-                return path, self._read(path).tree
+                parsed = self._read(path)
+                if parsed.bindings is None:
+                    parsed.bindings = _bindings(parsed.tree, _package(module, path))
+                return path, parsed.bindings
         return None
 
     def _read(self, path: str) -> _Parsed:
@@ -194,11 +198,10 @@ class SourceTree:
     def _member(self, module: str, name: str, hops: int) -> tuple[str, ast.ClassDef] | None:
         """The enum and file of a name bound to one of the enum's members, as ``SMEM =
         MemorySpace.SMEM`` binds one: the member is called through the enum's ``__call__``."""
-        read = self.module(module)
+        read = self._bound(module)
         if read is None or hops == 0:
             return None
-        path, tree = read
-        bound = _bindings(tree, _package(module, path)).get(name)
+        bound = read[1].get(name)
         if isinstance(bound, _Imported):
             return self._member(bound.module, bound.name, hops - 1)
         if not isinstance(bound, _Attribute):
@@ -221,11 +224,11 @@ class SourceTree:
         self, module: str, name: str, hops: int = MAX_HOPS
     ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, str] | None:
         """The ``def`` or ``class`` a module's name is bound to, its file and its module."""
-        read = self.module(module)
+        read = self._bound(module)
         if read is None or hops == 0:
             return None
-        path, tree = read
-        bound = _bindings(tree, _package(module, path)).get(name)
+        path, bindings = read
+        bound = bindings.get(name)
         if isinstance(bound, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             return path, bound, module
         if isinstance(bound, _Imported):
@@ -233,14 +236,15 @@ class SourceTree:
         if isinstance(bound, _Alias):
             return self.definition(module, bound.name, hops - 1)
         if isinstance(bound, _Attribute):
-            return self._attribute(module, path, tree, bound, hops - 1)
+            return self._attribute(module, bound, hops - 1)
         return None
 
     def _attribute(
-        self, module: str, path: str, tree: ast.Module, bound: _Attribute, hops: int
+        self, module: str, bound: _Attribute, hops: int
     ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, str] | None:
         """``alias.name``, where ``alias`` is a module the module imported."""
-        owner = _bindings(tree, _package(module, path)).get(bound.owner)
+        read = self._bound(module)
+        owner = None if read is None else read[1].get(bound.owner)
         if isinstance(owner, _ModuleImported):
             return self.definition(owner.module, bound.name, hops)
         if isinstance(owner, _Imported):  # ``from package import module``
@@ -271,11 +275,7 @@ class SourceTree:
         if isinstance(base, ast.Name):
             found = self.definition(module, base.id, hops)
         elif isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
-            read = self.module(module)
-            if read is not None:
-                found = self._attribute(
-                    module, read[0], read[1], _Attribute(base.value.id, base.attr), hops
-                )
+            found = self._attribute(module, _Attribute(base.value.id, base.attr), hops)
         if found is None or not isinstance(found[1], ast.ClassDef):
             return None
         return found[0], found[1], found[2]
@@ -471,10 +471,11 @@ def _real_bases(node: ast.ClassDef) -> list[ast.expr]:
     return [base for base in node.bases if _base_name(base) not in IGNORED_BASES]
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Parsed:
     tree: ast.Module
     lines: list[str]
+    bindings: dict[str, _Binding] | None = None  # its top-level names, once worked out
 
 
 @dataclass(frozen=True)

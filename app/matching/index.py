@@ -77,6 +77,12 @@ class CalledBy:
     under: frozenset[str] = frozenset()
 
 
+def call_names(spellings: Iterable[str]) -> frozenset[str]:
+    """``PatternEntry.call_of`` from a record's ``calledAs``: ``copy_gmem_to_smem`` for
+    ``plgpu.copy_gmem_to_smem``, as a call of it is written after its module's name."""
+    return frozenset(spelled.rsplit(".", 1)[-1] for spelled in spellings)
+
+
 _OLDER_WORDING = "older wording ({})"
 _OLDER_WORDING_UNTIL = re.compile(r"older wording \((?P<until>\d+(?:\.\d+){2,3})\)")
 

@@ -30,7 +30,7 @@ from app.db import transaction
 from app.knowledge.releases import is_release
 from app.knowledge.scope import backend_of
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
-from app.matching.index import CalledBy, older_wording
+from app.matching.index import CalledBy, call_names, older_wording
 from app.matching.templates import derive_pattern, literal_text
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
@@ -332,7 +332,7 @@ def _read(
             },
         )
         current = typed or _index_pattern({"messagePattern": pattern, "errorMessage": message})
-        call_of = frozenset(spelled.rsplit(".", 1)[-1] for spelled in spellings)
+        call_of = call_names(spellings)
         entries.append(PatternEntry(record_id, current, "current", metadata, called_by, call_of))
         older_wordings = json.loads(older) if older else None
         for wording in [*(older_wordings or []), *(note.get("olderWordings") or [])]:

@@ -187,11 +187,6 @@ RELEASES = ["0.4.35", "0.4.36", "0.4.37"]  # in a row
 OLD, MIDDLE, NEW = RELEASES
 
 
-def records_of(*sources: str) -> dict[str, dict[str, Any]]:
-    """The records of one public function over three releases, by message."""
-    return records_over(list(sources))
-
-
 def records_over(sources: list[str]) -> dict[str, dict[str, Any]]:
     """The records of one public function whose ``def`` in the releases up to ``NEW`` is
     each of ``sources``, by message."""
@@ -203,13 +198,13 @@ def records_over(sources: list[str]) -> dict[str, dict[str, Any]]:
     return {record["errorMessage"]: record for record in call_records(signatures)}
 
 
-def test_a_parameter_made_required_removed_and_renamed_gives_the_error_each_release_raises() -> (
-    None
-):
-    records = records_of(
-        "def copy(src, dst, dec=1, priority=0): pass",
-        "def copy(src, dst, barrier, dec=1): pass",
-        "def copy(src, dst, barrier, decrement=1): pass",
+def test_parameters_required_removed_or_renamed_give_the_errors_of_their_releases() -> None:
+    records = records_over(
+        [
+            "def copy(src, dst, dec=1, priority=0): pass",
+            "def copy(src, dst, barrier, dec=1): pass",
+            "def copy(src, dst, barrier, decrement=1): pass",
+        ]
     )
     barrier = records["copy() missing 1 required positional argument: 'barrier'"]
     assert (barrier["raisedIn"], barrier["acceptedIn"]) == ([MIDDLE, NEW], [OLD])
@@ -234,8 +229,8 @@ def test_a_parameter_made_required_removed_and_renamed_gives_the_error_each_rele
 
 
 def test_a_parameter_made_keyword_only_gives_one_positional_argument_too_many() -> None:
-    records = records_of(
-        "def f(a, b, c=1): pass", "def f(a, b, c=1): pass", "def f(a, b, *, c=1): pass"
+    records = records_over(
+        ["def f(a, b, c=1): pass", "def f(a, b, c=1): pass", "def f(a, b, *, c=1): pass"]
     )
     [record] = [r for r in records.values() if r["callError"] == "too-many-positional"]
     assert record["errorMessage"] == "f() takes 2 positional arguments but 3 were given"
@@ -244,8 +239,8 @@ def test_a_parameter_made_keyword_only_gives_one_positional_argument_too_many() 
 
 
 def test_a_keyword_made_positional_only_is_worded_as_python_words_it() -> None:
-    records = records_of(
-        "def when(condition): pass", "def when(condition): pass", "def when(condition, /): pass"
+    records = records_over(
+        ["def when(condition): pass", "def when(condition): pass", "def when(condition, /): pass"]
     )
     [record] = [r for r in records.values() if r["callError"] == "positional-only-keyword"]
     with pytest.raises(TypeError) as caught:
