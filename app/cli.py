@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, NoReturn
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from app.rendering.cards import Card
-    from app.services.catalog import Catalog
+    from app.services.catalog import Catalog, RecordInfo
     from app.services.compute import FixOut
     from app.services.match import MatchResponse
 
@@ -229,7 +229,7 @@ def match(
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))
     else:
-        _print_matches(answer)
+        _print_matches(answer, catalog.records)
     if not answer.matches:
         raise typer.Exit(code=1)
 
@@ -306,9 +306,10 @@ def _print_card(card: Card) -> None:
             out.print(Text(_indent(snippet.code), style="cyan"))
 
 
-def _print_matches(answer: MatchResponse) -> None:
-    """The answer as a person reads it in a terminal."""
-    from app.rendering.cards import release_told
+def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
+    """The answer as a person reads it in a terminal; ``known`` is the catalog's view of the
+    records, for the advice of those the engine computes no fix for."""
+    from app.rendering.cards import keyword_text, release_told, what_to_do
 
     told = release_told(answer.release)
     for label, value in told.facts:
@@ -357,12 +358,13 @@ def _print_matches(answer: MatchResponse) -> None:
         if found.sourceUrl:
             out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
         if found.keyword is not None:
-            from app.rendering.cards import keyword_text
-
             for line in keyword_text(found.keyword):
                 out.print(Text(f"  {line}"))
         if found.fix is None:
             out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
+            record = known.get(found.errorId)
+            for line in what_to_do(record.solutions if record else ()):
+                out.print(Text(f"  {line}"))
             continue
         if found.fix.firstViolation is not None:
             out.print(Text.assemble("  JAX says: ", (found.fix.firstViolation.message, "red")))

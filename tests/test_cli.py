@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.config import REPO_ROOT
 from app.db import make_engine, make_session_factory
 from app.knowledge.releases import release_commits
 from app.records.store import RecordStore
@@ -113,6 +114,22 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
     assert bare.returncode == 1
     assert f"  raised in: {tiling_site()['id']}  jax/_src/pallas/mosaic_gpu/core.py:" in bare.stdout
     assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
+
+
+def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    """A store of the wrong dtype: no construct of the engine's, the record's own advice."""
+    record = json.loads((REPO_ROOT / "data/records/pallas-ref-store-dtype.json").read_text())
+    paste = tmp_path / "store.txt"
+    paste.write_text(
+        '  File "kernel.py", line 7, in body\n    o_ref[...] = acc\n'
+        "ValueError: Invalid dtype for `swap`. Ref dtype: bfloat16. Value dtype: float32. \n"
+    )
+    found = errata("match", str(paste)).stdout
+    assert f"{record['record']['id']}    score" in found
+    first, second = record["record"]["solutions"][:2]
+    assert f"\n  What to do: {first}\n  Or: {second}\n" in found
 
 
 def test_match_names_a_compilers_own_message_instead_of_the_closest_records(  # type: ignore[no-untyped-def]

@@ -198,7 +198,7 @@ def _raise_point_card(
         title=title,
         facts=tuple(release.facts),
         quotes=seen,
-        text=(told, *release.notes, *_what_to_do(advised.solutions if advised else ())),
+        text=(told, *release.notes, *what_to_do(advised.solutions if advised else ())),
         links=(*_site_links(first, links), *_other_sites(others, links)),
     )
 
@@ -300,7 +300,7 @@ def _match_card(
         text.extend(_primitive_text(match.primitive))
         fixes = (*fixes, *_rewrite_cards(match.primitive))
     if not fixes and record is not None:
-        text.extend(_what_to_do(record.solutions))
+        text.extend(what_to_do(record.solutions))
     if match.sourceOnly is not None:
         facts.extend(_source_facts(match.sourceOnly))
         quotes.extend(_source_quotes(match.sourceOnly))
@@ -394,7 +394,7 @@ def _source_quotes(source: SourceOnlyOut) -> list[Quote]:
     return quotes
 
 
-def _what_to_do(solutions: tuple[str, ...]) -> list[str]:
+def what_to_do(solutions: tuple[str, ...]) -> list[str]:
     """The record's curated advice, where the engine computed no fix for the paste's values:
     the answer then says what to do without sending the reader to the record's page."""
     shown = solutions[:MAX_SOLUTIONS_SHOWN]

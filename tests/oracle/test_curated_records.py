@@ -417,6 +417,20 @@ def scores_of_two_blocks(transposed: bool) -> Any:
     return call, [spec((8, 128))] * 2, "tpu"
 
 
+def doubled_in_float32(cast: bool, backend: str = "tpu") -> Any:
+    """A bfloat16 block doubled in float32 and stored: as it is, or cast back to the
+    output's dtype. On Mosaic GPU, whose ``atomic_store`` words the same check."""
+
+    def kernel(x_ref, o_ref):
+        doubled = x_ref[...].astype(f32) * 2
+        o_ref[...] = doubled.astype(o_ref.dtype) if cast else doubled
+
+    block = spec((8, 128), jnp.bfloat16)
+    if backend == "mosaic_gpu":
+        return plgpu.kernel(kernel, out_type=block), [block], "cuda"
+    return pl.pallas_call(kernel, out_shape=block), [block], "tpu"
+
+
 def rows_less_their_maximum(keepdims: bool) -> Any:
     """Softmax's first step, ``x - x.max(axis=1)``: a reduction without ``keepdims`` leaves
     an (8,) vector, which lines up with the (8, 128) block's 128 columns, not its 8 rows."""
@@ -549,9 +563,14 @@ def prefix_copied(masked: bool) -> Any:
 SAFE_ZIP = "75054f2533d302a4"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
+# A store of the wrong dtype on Mosaic GPU, whose atomic_store words the same message.
+STORE_DTYPE = "690b51c339dac8c7"
+GPU_STORE_DTYPE = (
+    lambda: doubled_in_float32(False, "mosaic_gpu"),
+    lambda: doubled_in_float32(True, "mosaic_gpu"),
+)
 
 
-# Record id -> (before, after): the record's example fix as kernels to lower.
 def tpu_compiler_params(as_object: bool) -> Any:
     """A parallel grid's semantics for TPU, given as JAX 0.6 took them or as an object."""
     semantics = ("parallel",)
@@ -572,6 +591,7 @@ def tpu_compiler_params(as_object: bool) -> Any:
     return call, [spec((16, 128))], "tpu"
 
 
+# Record id -> (before, after): the record's example fix as kernels to lower.
 CASES: dict[str, tuple[Lowering, Lowering]] = {
     "7cfa01a5c408b193": (lambda: layout_casts(True), lambda: layout_casts(False)),
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
@@ -609,6 +629,10 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     "0ca44b88894ac56d": (lambda: two_inputs(1), lambda: two_inputs(2)),
     "981ee78357db4dfe": (lambda: differentiated(False), lambda: differentiated(True)),
     "a03b8d2a9ac41191": (lambda: filled_block(False), lambda: filled_block(True)),
+    STORE_DTYPE: (
+        lambda: doubled_in_float32(False),
+        lambda: doubled_in_float32(True),
+    ),
     "ae7cc2ae06856c21": (
         lambda: scores_of_two_blocks(False),
         lambda: scores_of_two_blocks(True),
@@ -707,11 +731,20 @@ def test_the_tpu_pipeline_raises_the_safe_zip_record_from_its_block_shape_check(
     lower(after)
 
 
+def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> None:
+    """Not from Mosaic GPU's atomic_store, which prints the same message."""
+    record = curated_records()[STORE_DTYPE]
+    before, after = GPU_STORE_DTYPE
+    assert_raised_at(raised_by(before), record, record["filePath"], record["lineNumber"])
+    lower(after)
+
+
 @pytest.mark.parametrize(
     ("record_id", "before"),
     [
         *(pytest.param(rid, CASES[rid][0], id=rid) for rid in sorted(CASES)),
         pytest.param(SAFE_ZIP, TPU_SAFE_ZIP[0], id=f"{SAFE_ZIP}-tpu"),
+        pytest.param(STORE_DTYPE, GPU_STORE_DTYPE[0], id=f"{STORE_DTYPE}-mosaic-gpu"),
     ],
 )
 def test_the_pasted_traceback_is_matched_to_the_record(
