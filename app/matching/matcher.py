@@ -291,10 +291,12 @@ def _at_their_callers(
     in no traceback at all are not the record's. Those kept carry the frame of the call.
 
     The other way round, a record of Python's own error at the user's call of one of JAX's
-    functions (``PatternEntry.call_of``) is read only where no frame of JAX's follows the
-    user's last, and that frame's line, if shown, calls the function: ``kernel() takes 2
-    positional arguments but 3 were given`` is ``plgpu.kernel``'s at ``plgpu.kernel(body,
-    a, b)``, not at JAX's call of a kernel the user named ``kernel``."""
+    functions (``PatternEntry.call_of``) is read only where Python names the function as
+    JAX's is named (``kernel()``, not a method's ``Model.kernel()``), no frame of JAX's
+    follows the user's last, and that frame's line, if shown, calls the function: ``kernel()
+    takes 2 positional arguments but 3 were given`` is ``plgpu.kernel``'s at
+    ``plgpu.kernel(body, a, b)``, not at JAX's call of a kernel the user named ``kernel``,
+    nor at a bare ``kernel(a, b, c)`` of a paste that defines ``kernel`` or never shows JAX."""
     kept = []
     calling: dict[int, Calling] = {}
     for candidate in candidates:
@@ -302,6 +304,8 @@ def _at_their_callers(
         called_by = entry.called_by
         if called_by is None and not entry.call_of:
             kept.append(candidate)
+            continue
+        if entry.call_of and _named_otherwise(candidate):
             continue
         kind, number = candidate.error
         if frames is None or kind != "exception":
@@ -314,7 +318,7 @@ def _at_their_callers(
             calling[number] = frames.calling_frames(lines, structure, first, record.raised_at)
         shown = calling[number]
         if called_by is None:
-            if not shown.frames and _calls_one_of(entry.call_of, shown.user_source):
+            if not shown.frames and _calls_one_of(entry.call_of, shown.user_source, lines):
                 kept.append(candidate)
             continue
         caller = next(
@@ -345,12 +349,31 @@ def _named_keyword_first(candidates: list[_Candidate], index: AnyIndex) -> list[
     ]
 
 
-def _calls_one_of(names: frozenset[str], source: str | None) -> bool:
+def _named_otherwise(candidate: _Candidate) -> bool:
+    """Whether Python's message qualifies the function it names further than the record
+    does: ``Model.kernel()`` or ``main.<locals>.kernel()`` for the record's ``kernel()``."""
+    before = candidate.text[: candidate.hit.start]
+    return before[-1:] == "." or before[-1:].isidentifier()
+
+
+def _calls_one_of(names: frozenset[str], source: str | None, lines: Sequence[str]) -> bool:
     """Whether the user's own line, where the error was raised, calls a function of one of
-    ``names`` (``plgpu.copy_gmem_to_smem(x, smem)``), or is not shown."""
+    ``names`` (``plgpu.copy_gmem_to_smem(x, smem)``), or is not shown. A call of the bare
+    name (``kernel(a, b, c)``) is JAX's function only in a paste that shows JAX somewhere
+    and does not define a function of that name itself."""
     if source is None:
         return True
-    return any(re.search(rf"\b{re.escape(name)}\s*\(", source) for name in names)
+    for name in names:
+        for call in re.finditer(rf"(\.\s*)?\b{re.escape(name)}\s*\(", source):
+            if call[1] or _may_be_jax_s(name, lines):
+                return True
+    return False
+
+
+def _may_be_jax_s(name: str, lines: Sequence[str]) -> bool:
+    text = "\n".join(lines)
+    defined = re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.M)
+    return defined is None and "jax" in text.lower()
 
 
 def _called_under(under: frozenset[str], source: str | None, candidate: _Candidate) -> bool:

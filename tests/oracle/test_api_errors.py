@@ -229,6 +229,42 @@ def test_the_message_alone_is_answered_with_the_call_record_and_another_call_is_
     assert service.match(MatchRequest(text=called)).matches[0].errorId == record["id"]
 
 
+class Model:
+    def kernel(self, x_ref: Any, o_ref: Any) -> None:
+        """A method named as ``plgpu.kernel`` is."""
+
+
+def python_says(call: Callable[[], None]) -> str:
+    with pytest.raises(TypeError) as caught:
+        call()
+    return f"TypeError: {caught.value}"
+
+
+def test_a_users_own_function_named_as_jaxs_is_not_jaxs(full_catalog: Catalog) -> None:
+    """``kernel(a, b, c)`` is ``plgpu.kernel``'s mistake only where the paste could be
+    JAX's: it shows JAX, and defines no ``kernel`` of its own; a method's message names its
+    class. Python's messages are Python's own, at calls of functions named as JAX's."""
+    bare = python_says(lambda: kernel(1, 2, 3))  # type: ignore[call-arg]
+    method = python_says(lambda: Model().kernel(1, 2, 3))  # type: ignore[call-arg]
+    [record] = [r for m, r in api_records().items() if m in bare]
+    service = MatchService(full_catalog)
+
+    def answers(paste: str) -> set[str]:
+        return {m.errorId for m in service.match(MatchRequest(text=paste)).matches}
+
+    frames = '  File "/home/me/run.py", line 9, in main\n    out = kernel(x, y, z)\n'
+    traceback_ = f"Traceback (most recent call last):\n{frames}{bare}\n"
+    assert record["id"] not in answers(traceback_)
+    imported = f"from jax.experimental.pallas.mosaic_gpu import kernel\n\n{traceback_}"
+    assert record["id"] in answers(imported)
+    defined = f"{imported}\ndef kernel(x_ref, o_ref):\n    ...\n"
+    assert record["id"] not in answers(defined)
+    called = traceback_.replace("= kernel(", "= plgpu.kernel(")
+    assert record["id"] in answers(called)
+    assert record["id"] not in answers(called.replace(bare, method))
+    assert record["id"] not in answers(method)
+
+
 def kernel_copying(x_ref: Any, o_ref: Any) -> None:
     o_ref[...] = x_ref[...]
 
