@@ -254,8 +254,18 @@ def match_paste(
             else frozenset()
         )
     )
+    # The earliest release the paste can come from: a wording older than it is not its.
+    earliest = jax_version
+    if release is not None and release.given is None and release.releases:
+        earliest = release.releases[0]
     matches = _best_per_error(
-        candidates, index, paste, _version(jax_version), raised, quoted, backends
+        candidates,
+        index,
+        paste,
+        (_version(jax_version), _version(earliest)),
+        raised,
+        quoted,
+        backends,
     )
     if frames is not None and release is not None:
         release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
@@ -718,7 +728,7 @@ def _best_per_error(
     candidates: Sequence[_Candidate],
     index: AnyIndex,
     paste: NormalizedPaste,
-    version: tuple[int, ...] | None,
+    versions: tuple[tuple[int, ...] | None, tuple[int, ...] | None],
     raised: Mapping[tuple[str, int], set[str]],
     quoted: Callable[[], frozenset[str]],
     backends: Callable[[], frozenset[str]],
@@ -734,11 +744,17 @@ def _best_per_error(
     paste's frames show, before a backend's own site the paste gives no sign of (Mosaic
     GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every
     backend does); then today's wording before an older one that prints the same text
-    (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then the fewest wildcards."""
+    (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then the fewest wildcards.
+
+    ``versions`` are the release the answer follows and the earliest the paste can come
+    from: a record's wording last printed before that one is less sure."""
+    version, earliest = versions
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
-        metadata = index.entries[candidate.hit.entry].metadata
-        score = candidate.score * _agreement(metadata, candidate.exception_class, version)
+        entry = index.entries[candidate.hit.entry]
+        score = candidate.score * _agreement(entry.metadata, candidate.exception_class, version)
+        if earliest is not None and _worded_before(entry.variant, earliest):
+            score *= VERSION_MISMATCH
         by_error.setdefault(candidate.error, []).append((round(score, 3), candidate))
     best = []
     for error, group in by_error.items():
@@ -939,6 +955,12 @@ def _agreement(
     if versions and version is not None and not _version_in(version, versions):
         factor *= VERSION_MISMATCH
     return factor
+
+
+def _worded_before(variant: str, release: tuple[int, ...]) -> bool:
+    """Whether a record's wording was last printed before ``release``."""
+    until = _version(wording_until(variant))
+    return until is not None and until < release
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:

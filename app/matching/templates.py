@@ -37,6 +37,8 @@ _NUMERIC_WORDS = frozenset(
 # Calls that only change how a value prints, not what it is (``tuple(slice_shape)``).
 _TRANSPARENT_CALLS = ("tuple", "list", "str", "repr")
 _REFERENCE = re.compile(r"(?P<path>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?:\[\s*(?P<index>-?\d+)\s*\])?")
+# A slice of a sequence is a sequence of the same kind (``slice_shape[len(dims):]``).
+_SLICE = re.compile(r"(?P<path>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\[[^\[\]]*:[^\[\]]*\]")
 _ARITHMETIC = re.compile(r"[-+*/%]|\b(?:len|sum|prod|int)\s*\(")
 _NOISE_WORDS = frozenset({"self", "math", "np", "jnp", "utils", "fa", "mgpu"})
 # A regular expression's special characters escaped, and the line breaks and tabs a
@@ -238,10 +240,13 @@ def _classify(expression: str) -> tuple[str, str]:
         if expression.startswith(call + "(") and expression.endswith(")"):
             expression, wrapper = expression[len(call) + 1 : -1].strip(), call
             break
+    if (sliced := _SLICE.fullmatch(expression)) is not None:
+        expression = sliced["path"]
     reference = _REFERENCE.fullmatch(expression)
     if reference is None:
-        kind = "number" if _ARITHMETIC.search(expression) else "text"
-        return _sanitize(expression), kind
+        # ``tuple(…)`` and ``list(…)`` print a sequence, whatever arithmetic is inside.
+        counted = wrapper not in ("tuple", "list") and _ARITHMETIC.search(expression)
+        return _sanitize(expression), "number" if counted else "text"
     last = reference["path"].rsplit(".", 1)[-1]
     index = reference["index"]
     if index is not None:

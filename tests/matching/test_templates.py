@@ -65,6 +65,18 @@ def test_tuple_call_is_a_shape() -> None:
     assert match["shape"] == "(8, 512)"
 
 
+def test_a_slice_is_what_it_slices_and_a_tuple_of_arithmetic_no_number() -> None:
+    """Mosaic GPU's ``{tuple(slice_shape[len(squeezed_dims):])}`` prints a shape: the ``len``
+    inside is not what is printed."""
+    pattern = derive_pattern(
+        "same shape: {tuple(ref.shape)} != {tuple(slice_shape[len(squeezed_dims):])}"
+    )
+    match = re.search(pattern, "same shape: (128, 128) != (256, 128)")
+    assert match is not None and match["shape_2"] == "(256, 128)"
+    assert re.search(derive_pattern("got {tuple(a + b)}"), "got (1, 2)") is not None
+    assert r"(?P<len_dims>\d+)" in derive_pattern("got {len(dims)}")
+
+
 @pytest.mark.parametrize("printed", ["(8, 128)", "[8, 128]"])
 def test_a_types_shape_is_read_in_either_brackets(printed: str) -> None:
     """An MLIR type's shape prints as a list, an aval's (``expected_out_ty``) as a tuple."""

@@ -392,6 +392,24 @@ def two_inputs(specs: int) -> Any:
     return call, [spec((256, 256))] * 2, platform
 
 
+def two_outputs(spec_per_output: bool) -> Any:
+    """A block copied to two outputs, given one BlockSpec for both or one each."""
+
+    def kernel(x_ref, a_ref, b_ref):
+        a_ref[...] = x_ref[...]
+        b_ref[...] = x_ref[...]
+
+    block = pl.BlockSpec((8, 128), lambda i: (i, 0))
+    call = pl.pallas_call(
+        kernel,
+        out_shape=[spec((16, 128))] * 2,
+        grid=(2,),
+        in_specs=[block],
+        out_specs=[block, block] if spec_per_output else block,
+    )
+    return call, [spec((16, 128))], "tpu"
+
+
 def filled_block(broadcast: bool) -> Any:
     """An (8, 128) block set to one value: stored as a scalar, or broadcast to its shape."""
 
@@ -627,6 +645,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
         lambda: blocked_copy(pl.BlockSpec((128, 256), lambda i: (i, 0))),
     ),
     "0ca44b88894ac56d": (lambda: two_inputs(1), lambda: two_inputs(2)),
+    "5ed0e727a784d30b": (lambda: two_outputs(False), lambda: two_outputs(True)),
     "981ee78357db4dfe": (lambda: differentiated(False), lambda: differentiated(True)),
     "a03b8d2a9ac41191": (lambda: filled_block(False), lambda: filled_block(True)),
     STORE_DTYPE: (

@@ -1,0 +1,209 @@
+"""Errors JAX 0.10.2 raises while it lowers a kernel for its backend, raised by JAX itself.
+
+Each kernel below carries a mistake people make (a swizzle no GPU has, a grid given as a
+float, an accumulator of the wrong shape, a dot of two dtypes on Triton, ...). It is lowered
+for its backend on the CPU, its error formatted as Python prints it (JAX's frames filtered
+as by default), and the paste must be matched to the record of the site that raised it, in
+the words 0.10.2 prints (not an older wording that happens to read the same text), dated
+to 0.10.2 with nothing contradicting it, its source pinned to that release.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax._src import config as jax_config
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+from jax.experimental.pallas import tpu as pltpu
+from jax.experimental.pallas import triton as plt
+
+from app.services.catalog import Catalog
+from app.services.match import MatchRequest, MatchService
+from tests.data.test_site_records import mined_sites
+from tests.oracle.answers import answers_to_the_raised_error
+from tests.oracle.test_traced_body_errors import mined_at
+
+pytestmark = [pytest.mark.oracle, pytest.mark.usefixtures("cpu_as_tpu")]
+
+f16, f32 = jnp.float16, jnp.float32
+# What to lower: the function, its arguments' specs, and the platform.
+Lowering = tuple[Callable[..., Any], list[jax.ShapeDtypeStruct], str]
+
+
+def spec(shape: tuple[int, ...], dtype: Any = f32) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(shape, dtype)
+
+
+def copy_through_smem(smem_shape: tuple[int, ...], swizzle: int | None = None) -> Lowering:
+    """A Mosaic GPU copy of a (256, 128) float16 array into SMEM of ``smem_shape``."""
+
+    def body(x_gmem: Any, o_gmem: Any, smem: Any, barrier: Any) -> None:
+        plgpu.copy_gmem_to_smem(x_gmem, smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+    transforms = ()
+    if swizzle is not None:
+        transforms = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(swizzle))
+    scratch = [plgpu.SMEM(smem_shape, f16, transforms=transforms), plgpu.Barrier(num_arrivals=1)]
+    call = plgpu.kernel(body, out_type=spec((1,), jnp.int32), scratch_types=scratch)
+    return call, [spec((256, 128), f16)], "cuda"
+
+
+def accumulator_of_half_the_columns() -> Lowering:
+    """``wgmma`` of (64, 128) by (128, 128) into a (64, 64) accumulator."""
+
+    def body(a_gmem: Any, b_gmem: Any, o_gmem: Any, *scratch: Any) -> None:
+        a_smem, b_smem, acc, barrier = scratch
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+        plgpu.wgmma(acc, a_smem, b_smem)
+        plgpu.wgmma_wait(0)
+
+    tiled = (plgpu.TilingTransform((8, 64)), plgpu.SwizzleTransform(128))
+    scratch = [
+        plgpu.SMEM((64, 128), f16, transforms=tiled),
+        plgpu.SMEM((128, 128), f16, transforms=tiled),
+        plgpu.ACC((64, 64), f32),
+        plgpu.Barrier(num_arrivals=2),
+    ]
+    call = plgpu.kernel(body, out_type=spec((64, 128)), scratch_types=scratch)
+    return call, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
+
+
+def third_program_id_of_a_grid_of_one() -> Lowering:
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] + pl.program_id(2).astype(f32)
+
+    block = pl.BlockSpec((128,), lambda i: (i,))
+    call = pl.pallas_call(
+        kernel, out_shape=spec((256,)), grid=(2,), in_specs=[block], out_specs=block,
+        compiler_params=plgpu.CompilerParams(),
+    )  # fmt: skip
+    return call, [spec((256,))], "cuda"
+
+
+def tpu_add(
+    grid: tuple[Any, ...],
+    semantics: tuple[str, ...] | None = None,
+    block_shape: tuple[int, int] = (8, 128),
+) -> Lowering:
+    """x + 1 over blocks of a (32, 256) array, (8, 128) unless ``block_shape`` says."""
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] + 1
+
+    block = pl.BlockSpec(block_shape, lambda *ij: (*ij, 0)[:2])
+    params = pltpu.CompilerParams(dimension_semantics=semantics) if semantics else None
+    call = pl.pallas_call(
+        kernel, out_shape=spec((32, 256)), grid=grid, in_specs=[block], out_specs=block,
+        compiler_params=params,
+    )  # fmt: skip
+    return call, [spec((32, 256))], "tpu"
+
+
+def vector_in_smem() -> Lowering:
+    """A whole (8, 128) block read from SMEM, which holds scalars only."""
+
+    def kernel(scale_ref: Any, x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] * scale_ref[0, 0]
+
+    smem = pl.BlockSpec(memory_space=pltpu.SMEM)
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)), in_specs=[smem, smem])
+    return call, [spec((1, 1)), spec((8, 128))], "tpu"
+
+
+def triton(kernel: Callable[..., None], inputs: list[jax.ShapeDtypeStruct], **kw: Any) -> Lowering:
+    call = pl.pallas_call(
+        kernel, out_shape=spec((32, 32)), compiler_params=plt.CompilerParams(), **kw
+    )
+    return call, inputs, "cuda"
+
+
+def dot_of_int8_and_float16() -> Lowering:
+    def kernel(x_ref: Any, y_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = jnp.dot(x_ref[...], y_ref[...], preferred_element_type=f32)
+
+    return triton(kernel, [spec((32, 32), jnp.int8), spec((32, 32), f16)])
+
+
+def erf_inv_of_float16() -> Lowering:
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = jax.lax.erf_inv(x_ref[...]).astype(f32)
+
+    return triton(kernel, [spec((32, 32), f16)])
+
+
+def scratch_on_triton() -> Lowering:
+    def kernel(x_ref: Any, o_ref: Any, acc_ref: Any) -> None:
+        acc_ref[...] = x_ref[...]
+        o_ref[...] = acc_ref[...]
+
+    return triton(kernel, [spec((32, 32))], scratch_shapes=[pltpu.VMEM((32, 32), f32)])
+
+
+# Name -> (the kernel to lower, words of the message JAX prints).
+CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
+    "smem_of_half_the_rows": (
+        lambda: copy_through_smem((128, 128)),
+        "same shape as the transformed slice: (128, 128) != (256, 128)",
+    ),
+    "swizzle_of_100_bytes": (
+        lambda: copy_through_smem((256, 128), swizzle=100),
+        "Swizzle 100 is not supported",
+    ),
+    "accumulator_of_half_the_columns": (
+        accumulator_of_half_the_columns,
+        "Incompatible shapes for matrix multiplication",
+    ),
+    "third_program_id_of_a_grid_of_one": (
+        third_program_id_of_a_grid_of_one,
+        "Axis 2 is out of bounds for grid (2,)",
+    ),
+    "grid_of_floats": (lambda: tpu_add((4.0,)), "Grid must be a tuple of integers"),
+    "one_semantics_for_two_grid_dimensions": (
+        lambda: tpu_add((4, 2), ("parallel",)),
+        "Length of grid does not match length of dimension semantics",
+    ),
+    "block_of_10_by_100": (
+        lambda: tpu_add((4, 2), block_shape=(10, 100)),
+        "divisible by 8 and 128 respectively",
+    ),
+    "vector_in_smem": (vector_in_smem, "Can only load scalars from SMEM"),
+    "dot_of_int8_and_float16": (dot_of_int8_and_float16, "a and b must have the same element"),
+    "erf_inv_of_float16": (erf_inv_of_float16, "erf_inv_lowering_helper not implemented"),
+    "scratch_on_triton": (scratch_on_triton, "scratch memory not implemented"),
+}
+
+
+def raised(case: Callable[[], Lowering], filtering: str) -> BaseException:
+    with jax_config.traceback_filtering(filtering), pytest.raises(Exception) as caught:
+        function, arguments, platform = case()  # some mistakes raise as the call is built
+        jax.jit(function).trace(*arguments).lower(lowering_platforms=(platform,))
+    return caught.value
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_lowering_error_is_named_by_its_mined_site_in_its_releases_words(
+    case: str, full_catalog: Catalog
+) -> None:
+    lowering, words = CASES[case]
+    site = traceback.extract_tb(raised(lowering, "off").__traceback__)[-1]
+    path = site.filename[site.filename.rindex("jax/") :]
+    [raising] = mined_at(mined_sites(), path, site.lineno)
+    paste = "".join(traceback.format_exception(raised(lowering, "auto")))
+    assert words in paste
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
+    best = answers_to_the_raised_error(answer.matches)[0]
+    assert raising in [best.errorId, *best.alternatives], paste
+    assert (best.variant, best.why.truncated) == ("current", False)  # 0.10.2's words, whole
+    release = answer.release
+    assert release is not None and release.used == jax.__version__
+    assert release.contradiction is None, release.contradiction
+    assert best.source is not None and best.source.release == jax.__version__
