@@ -3,7 +3,8 @@
 A frame prints its file, line and function's own name (``pallas_call.py", line 383, in
 wrapped``). Every release puts its functions at lines of their own, so a frame reads as the
 releases whose function of that name spans its line, whether or not the function raises.
-Mined from the same files as the error sites (``scope.PYTHON_SCOPE``) and committed as
+Mined from the same files as the error sites (``scope.PYTHON_SCOPE``), and from the JAX a
+traceback passes through on its way to them (``scope.FRAME_SCOPE``), and committed as
 ``data/jax-functions.json``: file → function → ``[first line, last line, releases]``, the
 releases a bit mask over the table's releases, oldest first, as the frame index counts them.
 """
@@ -15,7 +16,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.knowledge.scope import python_files
+from app.knowledge.scope import FRAME_SCOPE, PYTHON_SCOPE, python_files
 
 FUNCTIONS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-functions.json"
 
@@ -27,7 +28,7 @@ def function_spans(root: Path) -> Spans:
     decorator to its last line; nested functions and methods by their own name, as a frame
     prints them (several functions of one name each keep their span)."""
     spans: Spans = {}
-    for relative, path in python_files(root):
+    for relative, path in python_files(root, PYTHON_SCOPE + FRAME_SCOPE):
         try:
             tree = ast.parse(path.read_bytes(), filename=relative)
         except (SyntaxError, ValueError):

@@ -18,7 +18,7 @@ from app.knowledge.functions import function_spans, write_function_spans
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
 from app.knowledge.releases import commit_of, linking_order, release_commits, release_key
-from app.knowledge.scope import CPP_SCOPE, PYTHON_SCOPE
+from app.knowledge.scope import CPP_SCOPE, FRAME_SCOPE, PYTHON_SCOPE
 from app.records.importer import expand_paths, read_documents, read_text
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -92,7 +92,7 @@ def _extract(git_dir: Path, commit: str, target: Path) -> Path:
     target.mkdir(parents=True)
     paths = [
         path
-        for path in (*PYTHON_SCOPE, CPP_SCOPE)
+        for path in (*PYTHON_SCOPE, *FRAME_SCOPE, CPP_SCOPE)
         if subprocess.run(
             ["git", "-C", str(git_dir), "cat-file", "-e", f"{commit}:{path}"],
             capture_output=True,

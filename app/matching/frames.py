@@ -29,7 +29,7 @@ import orjson
 from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, runs, source_url
-from app.knowledge.scope import backend_of
+from app.knowledge.scope import FRAME_SCOPE, backend_of
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -201,6 +201,7 @@ class _PlacedFrame(NamedTuple):
     text: str  # "jax/_src/pallas/core.py:770 check_invariants"
     kind: str  # "frame" (on a site's line) or "function" (elsewhere in its function)
     mask: int  # the releases it names; none: no release has the function on that line
+    machinery: bool = False  # of JAX's machinery (``scope.FRAME_SCOPE``), which has no sites
 
 
 # Where a path's ``jax/`` or ``jaxlib/`` may start: at its start or after a slash, which
@@ -524,7 +525,10 @@ class FrameIndex:
             kind = "frame" if mask else "function"
             mask = mask or self._spanning(frame)
             shown = f"{frame.file}:{frame.line} {frame.function}".rstrip()
-            placed = _PlacedFrame(frame.file, frame.line, frame.function, shown, kind, mask)
+            machinery = frame.file.startswith(FRAME_SCOPE)
+            placed = _PlacedFrame(
+                frame.file, frame.line, frame.function, shown, kind, mask, machinery
+            )
         if len(self._placed) >= MAX_REMEMBERED:
             self._placed.clear()
         self._placed[text] = placed
@@ -570,7 +574,7 @@ class FrameIndex:
             return []
         frame, source = found
         on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
-        for number, mask in self._lines[frame.file].get(str(frame.line), ()):
+        for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
             on_line[number] = on_line.get(number, 0) + mask
         # rank, site, the releases with it on the frame's line, what the source line shows
         ranked: list[tuple[int, int, int, str | None]] = []
@@ -676,10 +680,11 @@ class FrameIndex:
         """JAX's frames between the user's last frame and the exception at
         ``exception_line``, innermost first: where Python raised its own error at JAX's call
         of user code (``kernel() takes 2 positional arguments but 3 were given``), the
-        functions that made the call. Frames of JAX's files without sites (``linear_util.py``,
-        which filtering hides) are passed over; any other file's frame is the user's and ends
-        them, so an error raised inside the user's function has none. With them, the source
-        line printed under the user's frame, which shows the call of JAX's that led there."""
+        functions that made the call. Frames of JAX's machinery (``linear_util.py``, which
+        filtering hides, ``scope.FRAME_SCOPE``) are passed over; any other file's frame is the
+        user's and ends them, so an error raised inside the user's function has none. With
+        them, the source line printed under the user's frame, which shows the call of JAX's
+        that led there."""
         number = exception_line - 1 if raised_at is None else raised_at
         found: list[Frame] = []
         while number >= 0 and (number in structure or number == raised_at):
@@ -687,9 +692,11 @@ class FrameIndex:
             match = _INDENTED_FRAME.match(text) if ".py" in text else None
             if match is not None:
                 frame = self._frame(match, number)
-                if frame is not None:
+                if frame is not None and not frame.file.startswith(FRAME_SCOPE):
                     found.append(frame)
-                elif not _JAX_INTERNAL.search(match["path"] or match["ipath"] or match["ppath"]):
+                elif frame is None and not _JAX_INTERNAL.search(
+                    match["path"] or match["ipath"] or match["ppath"]
+                ):
                     below = lines[number + 1] if number + 1 < exception_line else ""
                     shown = not _INDENTED_FRAME.match(below) and below.strip("^~ \t")
                     return Calling(tuple(found), below.strip() if shown else None)
@@ -725,14 +732,24 @@ class FrameIndex:
         evidence: list[Evidence] = []
         masks: list[int] = []
         seen: set[str] = set()
-        for number, frame in self._placed_frames(lines, frame_lines):
-            if frame.text in seen:  # a frame printed again (recursion) tells nothing new
-                continue
-            if frame.mask:
+        # JAX's machinery (jit, lowering) dates a paste only where nothing else of JAX's does:
+        # the frames of Pallas a traceback holds already do, and are read for less.
+        machinery: list[tuple[int, _PlacedFrame]] = []
+
+        def take(number: int, frame: _PlacedFrame) -> None:
+            if frame.mask and frame.text not in seen:  # a frame printed again tells nothing
                 seen.add(frame.text)
                 masks.append(frame.mask)
                 line = origins[number] if origins else number
                 evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
+
+        for number, frame in self._placed_frames(lines, frame_lines):
+            if frame.machinery:
+                machinery.append((number, frame))
+            else:
+                take(number, frame)
+        for number, frame in machinery if not masks else ():
+            take(number, frame)
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
         stated, unmined = self._stated(lines, evidence, origins)

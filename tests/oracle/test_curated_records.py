@@ -770,6 +770,8 @@ def test_the_pasted_traceback_is_matched_to_the_record(
     record_id: str, before: Lowering, catalog: Catalog
 ) -> None:
     answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(before)))
+    # Dated by its frames, JAX's machinery's (jit, lowering) where those are all it shows.
+    assert answer.release is not None and jax.__version__ in answer.release.releases
     if not answer.matches:  # a bare assert has no message: the frame that raised it names it
         assert [found.errorId for found in answer.raisePoints][:1] == [record_id], answer
         return
