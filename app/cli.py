@@ -309,7 +309,7 @@ def _print_card(card: Card) -> None:
 def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
     """The answer as a person reads it in a terminal; ``known`` is the catalog's view of the
     records, for the advice of those the engine computes no fix for."""
-    from app.rendering.cards import keyword_text, release_told, what_to_do
+    from app.rendering.cards import keyword_text, primitive_text, release_told, what_to_do
 
     told = release_told(answer.release)
     for label, value in told.facts:
@@ -362,6 +362,15 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
                 out.print(Text(f"  {line}"))
         if found.fix is None:
             out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
+            rewrite = found.primitive.rewrite if found.primitive else None
+            for line in primitive_text(found.primitive) if found.primitive else ():
+                out.print(Text(f"  {line}"))
+            if rewrite is not None:  # the primitive's own rewrite, not the record's advice
+                out.print(Text(f"  rewrite: {rewrite.summary}", style="green"))
+                for label, code in (("before", rewrite.before), ("after", rewrite.after)):
+                    out.print(Text(f"  {label}:", style="dim"))
+                    out.print(Text(_indent(code), style="cyan"))
+                continue
             record = known.get(found.errorId)
             for line in what_to_do(record.solutions if record else ()):
                 out.print(Text(f"  {line}"))

@@ -132,6 +132,26 @@ def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore
     assert f"\n  What to do: {first}\n  Or: {second}\n" in found
 
 
+def test_match_shows_an_unimplemented_primitives_releases_and_rewrite(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    """The primitive's own rewrite, as the pages and chat show it, not the record's advice."""
+    rewrites = json.loads((REPO_ROOT / "data/primitive-rewrites.json").read_text())["rewrites"]
+    [cumsum] = [r for r in rewrites if (r["primitive"], r["backend"]) == ("cumsum", "mosaic_gpu")]
+    paste = tmp_path / "cumsum.txt"
+    paste.write_text(
+        "NotImplementedError: Unimplemented primitive in Pallas Mosaic GPU lowering: cumsum for "
+        "lowering semantics LoweringSemantics.Lane and user thread semantics "
+        "PrimitiveSemantics.Warpgroup. Please file an issue at "
+        "https://github.com/jax-ml/jax/issues/new/choose.\n"
+    )
+    found = errata("match", str(paste)).stdout
+    assert "lowering rule for cumsum" in found or "lowers cumsum" in found
+    assert f"  rewrite: {cumsum['summary']}\n" in found
+    assert cumsum["after"].strip().splitlines()[0] in found
+    assert "What to do:" not in found
+
+
 def test_match_names_a_compilers_own_message_instead_of_the_closest_records(  # type: ignore[no-untyped-def]
     errata, tmp_path: Path
 ) -> None:

@@ -297,7 +297,7 @@ def _match_card(
     if match.keyword is not None:
         text.extend(keyword_text(match.keyword))
     if match.primitive is not None:
-        text.extend(_primitive_text(match.primitive))
+        text.extend(primitive_text(match.primitive))
         fixes = (*fixes, *_rewrite_cards(match.primitive))
     if not fixes and record is not None:
         text.extend(what_to_do(record.solutions))
@@ -347,7 +347,7 @@ def keyword_text(keyword: KeywordOut) -> list[str]:
     return lines
 
 
-def _primitive_text(primitive: PrimitiveOut) -> list[str]:
+def primitive_text(primitive: PrimitiveOut) -> list[str]:
     """Which releases lower the primitive, and under which semantics."""
     name, backend = primitive.primitive, primitive.backend
     if not primitive.lowered:
