@@ -743,8 +743,11 @@ def _best_per_error(
     only in how they capture its values; then one of Pallas's core, or of a backend the
     paste's frames show, before a backend's own site the paste gives no sign of (Mosaic
     GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every
-    backend does); then today's wording before an older one that prints the same text
-    (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then the fewest wildcards.
+    backend does); then, of Python's errors at JAX's calls of user code, the call made
+    furthest out, whose record names the calls within as its wrappers (``plgpu.kernel``
+    calls its body through ``pl.run_scoped``); then today's wording before an older one
+    that prints the same text (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then
+    the fewest wildcards.
 
     ``versions`` are the release the answer follows and the earliest the paste can come
     from: a record's wording last printed before that one is less sure."""
@@ -815,7 +818,7 @@ def _preference(
     defined: frozenset[str],
     printed: str | None,
     backends_shown: frozenset[str],
-) -> tuple[bool, bool, bool, float, int, bool, bool, bool, int]:
+) -> tuple[bool, bool, bool, float, int, bool, bool, int, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste points at (its raising frame, or the
     statement it shows), ``defined`` the files of the modules its exception classes name,
@@ -836,6 +839,7 @@ def _preference(
         -literal,
         known_only_from_source,
         unshown_backend,
+        -1 if candidate.caller is None else candidate.caller.paste_line,
         record.variant != "current",
         -shorter,
     )

@@ -94,6 +94,20 @@ UNMINED = {
         DATA / "records" / f"lax-fori-loop-body-{name}.json": (newest_release(), "body_fun(i, x)")
         for name in ("given-more-arguments", "missing-arguments")
     },
+    **{
+        DATA / "records" / f"pallas-run-scoped-body-{name}.json": (
+            newest_release(),
+            "pe.trace_to_jaxpr_dynamic(",
+        )
+        for name in ("given-more-refs", "missing-refs")
+    },
+    **{
+        DATA / "records" / f"mgpu-kernel-body-{name}.json": (
+            newest_release(),
+            "pallas_primitives.run_scoped(",
+        )
+        for name in ("given-more-refs", "missing-refs")
+    },
 }
 
 SITE_RECORDS = [path for path in CURATED if path not in UNMINED]
@@ -310,7 +324,7 @@ def test_unmined_record_reads_each_wording_as_its_own_and_names_its_releases(pat
 
 
 def test_the_records_bound_to_callers_are_the_unmined_call_errors() -> None:
-    assert len(CALLED) == 10
+    assert len(CALLED) == 14
     assert set(CALLED) <= set(UNMINED)
 
 

@@ -6,13 +6,14 @@ raise ``TypeError: kernel() takes 2 positional arguments but 3 were given`` at t
 words any call prints. The curated records of these mistakes are bound to the functions of
 Pallas that make the call, so each mistake below is traced by JAX, its traceback pasted
 (filtered as by default, and not) and matched to its record, the call's frame pinned to
-0.10.2; the same words raised by the user's own code, inside a kernel or an index map, by
-another of JAX's calls through the same wrapper (``pl.run_scoped``'s body), or by a
-pipeline's index map are not read as any of them.
+0.10.2; the same words raised by the user's own code, inside a kernel or an index map, or
+by a pipeline's index map are not read as any of them; a body that ``plgpu.kernel`` calls
+through ``pl.run_scoped`` is read as ``plgpu.kernel``'s, not as run_scoped's.
 """
 
 from __future__ import annotations
 
+import functools
 import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -111,6 +112,31 @@ def kernel_with_a_one_parameter_loop_body(x_ref: Any, o_ref: Any) -> None:
     o_ref[...] = lax.fori_loop(0, 4, lambda carry: carry, x_ref[...])
 
 
+def gpu_kernel(body: Callable[..., None], operands: int) -> Call:
+    return Call(plgpu.kernel(body, out_type=ARRAY), [ARRAY] * operands, "cuda")
+
+
+def scoped_copy(body: Callable[..., None], *scratch: Any) -> Callable[[Any, Any], None]:
+    """A kernel copying its block through the refs ``pl.run_scoped`` allocates for ``body``."""
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        pl.run_scoped(functools.partial(body, x_ref, o_ref), *scratch)
+
+    return kernel
+
+
+def through_one_scratch(x_ref: Any, o_ref: Any, scratch_ref: Any) -> None:
+    scratch_ref[...] = x_ref[...]
+    o_ref[...] = scratch_ref[...]
+
+
+def through_two_scratches(x_ref: Any, o_ref: Any, scratch_ref: Any, other_ref: Any) -> None:
+    through_one_scratch(x_ref, o_ref, scratch_ref)
+
+
+VMEM = pltpu.VMEM((16, 128), jnp.float32)
+
+
 def kernel_with_a_carry_of_two_parameters(x_ref: Any, o_ref: Any) -> None:
     def body(i: Any, total: Any, count: Any) -> Any:
         return total + x_ref[...], count + 1
@@ -164,6 +190,16 @@ CALLS: dict[str, tuple[Callable[[], Call], Callable[[], Call]]] = {
         lambda: kernel_call(kernel_with_a_carry_of_two_parameters, 1),
         lambda: kernel_call(kernel_looping_with_a_carry, 1),
     ),
+    "4d9a65bdd4ad4c17": (lambda: gpu_kernel(incremented_in_place, 1), lambda: gpu_kernel(copy, 1)),
+    "b6c5c1c89e8f6d61": (lambda: gpu_kernel(add, 1), lambda: gpu_kernel(add, 2)),
+    "ac132fca5ec29a76": (
+        lambda: kernel_call(scoped_copy(through_one_scratch, VMEM, VMEM), 1),
+        lambda: kernel_call(scoped_copy(through_two_scratches, VMEM, VMEM), 1),
+    ),
+    "ccb66fd614c5a354": (
+        lambda: kernel_call(scoped_copy(through_two_scratches, VMEM), 1),
+        lambda: kernel_call(scoped_copy(through_two_scratches, VMEM, VMEM), 1),
+    ),
 }
 
 
@@ -184,16 +220,6 @@ def kernel_building_its_loop_body_wrongly(x_ref: Any, o_ref: Any) -> None:
     o_ref[...] = lax.fori_loop(0, 4, body_adding(x_ref[...], 1), x_ref[...])
 
 
-def kernel_with_a_scoped_body_of_one_ref_for_two(x_ref: Any, o_ref: Any) -> None:
-    """``run_scoped`` calls its body through the wrapper that passes the kernel its refs."""
-
-    def body(scratch_ref: Any) -> None:
-        scratch_ref[...] = x_ref[...]
-        o_ref[...] = scratch_ref[...]
-
-    pl.run_scoped(body, pltpu.VMEM((16, 128), jnp.float32), pltpu.VMEM((8, 128), jnp.float32))
-
-
 # The user's own code raising the same words inside what Pallas called.
 NEAR_MISSES: dict[str, Callable[[], Call]] = {
     "a helper called wrongly in the kernel": lambda: kernel_call(
@@ -201,9 +227,6 @@ NEAR_MISSES: dict[str, Callable[[], Call]] = {
     ),
     "a loop body built by a call on the loop's line": lambda: kernel_call(
         kernel_building_its_loop_body_wrongly, 1
-    ),
-    "a scoped body of one ref for two in the kernel": lambda: kernel_call(
-        kernel_with_a_scoped_body_of_one_ref_for_two, 1
     ),
     "a helper called wrongly in an index map": lambda: gridded_copy(
         (2,), lambda i: (one_index(i, 0), 0)
