@@ -283,6 +283,12 @@ def _module_record(mined: Releases, module: str, having: list[str]) -> dict[str,
     )  # fmt: skip
 
 
+# What Python adds to its message: the module's file after an ImportError's, a name spelled
+# like the one asked for (3.10 on for attributes, 3.12 on for imports).
+_SUGGESTION = r"(?:\. Did you mean: '\w+'\?)?"
+_PYTHON_SUFFIXES = {"AttributeError": _SUGGESTION, "ImportError": rf"(?: \([^()]*\))?{_SUGGESTION}"}
+
+
 def _record(
     mined: Releases,
     module: str,
@@ -306,7 +312,14 @@ def _record(
         (present[-1], public.path, source_window(list(public.source), line), line),
         documentation,
         solutions,
-        {"publicModule": module, "publicName": name, "exportedIn": present, "missingIn": missing},
+        {
+            "publicModule": module,
+            "publicName": name,
+            "exportedIn": present,
+            "missingIn": missing,
+            # Matched with what Python adds to the message, which is not JAX's.
+            "matchPattern": derive_pattern(message) + _PYTHON_SUFFIXES.get(error_class, ""),
+        },
     )
 
 
@@ -359,12 +372,13 @@ def _notice(warnings: list[tuple[str, str | None]]) -> list[str]:
 
 
 def pin_or_upgrade(present: list[str], missing: list[str], has: str) -> list[str]:
-    """The releases to move to: the last one with it, for code newer JAX broke; the first,
-    for code written for a newer JAX."""
+    """The release to move to: the last one with it, for code newer JAX broke (or written
+    for releases between); else the first, for code written for a newer JAX. An upgrade
+    installs the newest release, so it is advised only where the newest has it."""
     solutions = []
     if release_key(missing[-1]) > release_key(present[-1]):
         solutions.append(f"JAX {present[-1]} is the last release whose {has}: pin it.")
-    if release_key(missing[0]) < release_key(present[0]):
+    elif release_key(missing[0]) < release_key(present[0]):  # the newest JAX has it
         solutions.append(
             f"{has} from JAX {present[0]} on: upgrade (pip install -U 'jax>={present[0]}')."
         )
