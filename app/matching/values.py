@@ -132,7 +132,9 @@ def _read_capture(values: TypedValues, name: str, raw: str) -> None:
                 setattr(values, key, int(raw))
             else:
                 values.numbers[name] = int(raw)
-        elif name.startswith("shape") or _SHAPE_TEXT.fullmatch(raw):
+        elif (name.startswith("shape") or _SHAPE_TEXT.fullmatch(raw)) and values.shape is None:
+            # The first shape a message names is its subject (``Ref shape: (8, 128). …
+            # Value shape: (8,). Transforms: ()``): the others are what it is compared with.
             spec = parse_shape(raw)
             values.shape = list(spec.dims)
             if spec.dtype is not None:
@@ -230,7 +232,10 @@ def find_value_sources(lines: Sequence[str]) -> list[ValueSource]:
     for read, needed in _STATEMENTS:
         for number in lines_holding(needed, text, starts):
             for dims, dtype, bits, space in read(lines[number]):
-                stated.setdefault(number, []).append(ValueSource(number, dims, dtype, bits, space))
+                if dims:  # a scalar (``a:i32[]``, an index map's argument) is no buffer
+                    stated.setdefault(number, []).append(
+                        ValueSource(number, dims, dtype, bits, space)
+                    )
     return [source for number in sorted(stated) for source in stated[number]]
 
 

@@ -499,7 +499,7 @@ def test_pythons_call_error_is_no_pallas_record_where_pallas_made_no_call(
         for path in RECORDS.glob("*.json")
         if (document := json.loads(path.read_text()))["record"].get("calledBy")
     }
-    assert len(bound) == 10
+    assert len(bound) == 14
     body = match(client, paste)
     assert not {found["errorId"] for found in body["matches"]} & bound
     assert not {found["errorId"] for found in body["suggestions"]} & bound

@@ -124,6 +124,21 @@ def test_value_sources() -> None:
     ]
 
 
+def test_a_scalar_is_no_buffers_shape() -> None:
+    """An index map's arguments, printed in a TPU block error's jaxpr, are int32 scalars."""
+    index_map = "and index_map { lambda ; a:i32[] b:i32[]. let  in (a, b) }, in memory space"
+    assert find_value_sources([index_map, "x: f32[8,128]"]) == [
+        ValueSource(1, (8, 128), "float32", 32, None)
+    ]
+
+
+def test_the_first_shape_a_message_names_is_its_values_shape() -> None:
+    """A store's message names the ref's shape, the expected and the value's, then the
+    transforms, whose ``()`` reads like a shape."""
+    captures = {"shape": "(8, 128)", "shape_2": "(8, 128)", "shape_3": "(8,)", "transforms": "()"}
+    assert type_values(captures).shape == [8, 128]
+
+
 def test_the_users_frame_is_the_nearest_outside_the_libraries_that_writes_a_dtype() -> None:
     lines = [
         "Traceback (most recent call last):",
@@ -171,6 +186,7 @@ _STATEMENT_PIECES = (
     "f32[7609,88632]",
     '  File "/x/site-packages/jax/_src/numpy/lax_numpy.py", line 7, in zeros',
     "step 7 [8, 128] loss",
+    "{ lambda ; a:i32[] b:i32[]. let  in (a, b) }",
     "",
 )
 
@@ -186,5 +202,6 @@ def test_value_sources_equal_every_reading_tried_on_every_line(pieces: list[list
         for number, line in enumerate(lines)
         for read, _ in values_module._STATEMENTS
         for value in read(line)
+        if value[0]  # scalars are no buffer's
     ]
     assert find_value_sources(lines) == everywhere
