@@ -39,10 +39,17 @@ from app.services.match import MatchRequest, MatchService
 from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.conftest import v5e
 from tests.oracle.jax_kernels import user_facing_error
+from tests.oracle.test_lowering_errors import (
+    block_scaled,
+    dot_with_float16,
+    program_id_of_a_grid_of_one,
+    tpu_add,
+)
 
 pytestmark = pytest.mark.oracle
 
 f32 = jnp.float32
+f16 = jnp.float16
 # Built inside a test, so that the oracle's JAX configuration (CPU only, x64) holds first.
 Lowering = Callable[[], tuple[Callable[..., Any], list[jax.ShapeDtypeStruct], str]]
 
@@ -674,6 +681,17 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     "a607d0599b2b8b0d": (lambda: triton_add_one(100), lambda: triton_add_one(128)),
     "dd2a9428be805b30": (lambda: triton_set_first(False), lambda: triton_set_first(True)),
     "0a1202e0eac3a720": (lambda: tpu_compiler_params(False), lambda: tpu_compiler_params(True)),
+    "cc1a76980e23c3b1": (
+        lambda: program_id_of_a_grid_of_one(2),
+        lambda: program_id_of_a_grid_of_one(0),
+    ),
+    "916b766de56f7e79": (lambda: tpu_add((4.0,)), lambda: tpu_add((4,))),
+    "25ed327b2e5878c7": (
+        lambda: tpu_add((4, 2), ("parallel",)),
+        lambda: tpu_add((4, 2), ("parallel", "arbitrary")),
+    ),
+    "38a7a0bb074000df": (lambda: block_scaled(), lambda: block_scaled(pltpu.VMEM)),
+    "a52ff9d0aab3aede": (lambda: dot_with_float16(jnp.int8), lambda: dot_with_float16(f16)),
 }
 
 

@@ -77,9 +77,9 @@ def accumulator_of_half_the_columns() -> Lowering:
     return call, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
 
 
-def third_program_id_of_a_grid_of_one() -> Lowering:
+def program_id_of_a_grid_of_one(axis: int) -> Lowering:
     def kernel(x_ref: Any, o_ref: Any) -> None:
-        o_ref[...] = x_ref[...] + pl.program_id(2).astype(f32)
+        o_ref[...] = x_ref[...] + pl.program_id(axis).astype(f32)
 
     block = pl.BlockSpec((128,), lambda i: (i,))
     call = pl.pallas_call(
@@ -108,14 +108,15 @@ def tpu_add(
     return call, [spec((32, 256))], "tpu"
 
 
-def vector_in_smem() -> Lowering:
-    """A whole (8, 128) block read from SMEM, which holds scalars only."""
+def block_scaled(block_in: Any = pltpu.SMEM) -> Lowering:
+    """An (8, 128) block scaled by a scalar from SMEM; the block in SMEM too, unless
+    ``block_in`` says: SMEM holds scalars only."""
 
     def kernel(scale_ref: Any, x_ref: Any, o_ref: Any) -> None:
         o_ref[...] = x_ref[...] * scale_ref[0, 0]
 
-    smem = pl.BlockSpec(memory_space=pltpu.SMEM)
-    call = pl.pallas_call(kernel, out_shape=spec((8, 128)), in_specs=[smem, smem])
+    in_specs = [pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec(memory_space=block_in)]
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)), in_specs=in_specs)
     return call, [spec((1, 1)), spec((8, 128))], "tpu"
 
 
@@ -126,11 +127,13 @@ def triton(kernel: Callable[..., None], inputs: list[jax.ShapeDtypeStruct], **kw
     return call, inputs, "cuda"
 
 
-def dot_of_int8_and_float16() -> Lowering:
+def dot_with_float16(lhs_dtype: Any) -> Lowering:
+    """A Triton dot of a ``lhs_dtype`` block and a float16 one."""
+
     def kernel(x_ref: Any, y_ref: Any, o_ref: Any) -> None:
         o_ref[...] = jnp.dot(x_ref[...], y_ref[...], preferred_element_type=f32)
 
-    return triton(kernel, [spec((32, 32), jnp.int8), spec((32, 32), f16)])
+    return triton(kernel, [spec((32, 32), lhs_dtype), spec((32, 32), f16)])
 
 
 def erf_inv_of_float16() -> Lowering:
@@ -163,7 +166,7 @@ CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
         "Incompatible shapes for matrix multiplication",
     ),
     "third_program_id_of_a_grid_of_one": (
-        third_program_id_of_a_grid_of_one,
+        lambda: program_id_of_a_grid_of_one(2),
         "Axis 2 is out of bounds for grid (2,)",
     ),
     "grid_of_floats": (lambda: tpu_add((4.0,)), "Grid must be a tuple of integers"),
@@ -175,8 +178,11 @@ CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
         lambda: tpu_add((4, 2), block_shape=(10, 100)),
         "divisible by 8 and 128 respectively",
     ),
-    "vector_in_smem": (vector_in_smem, "Can only load scalars from SMEM"),
-    "dot_of_int8_and_float16": (dot_of_int8_and_float16, "a and b must have the same element"),
+    "vector_in_smem": (block_scaled, "Can only load scalars from SMEM"),
+    "dot_of_int8_and_float16": (
+        lambda: dot_with_float16(jnp.int8),
+        "a and b must have the same element",
+    ),
     "erf_inv_of_float16": (erf_inv_of_float16, "erf_inv_lowering_helper not implemented"),
     "scratch_on_triton": (scratch_on_triton, "scratch memory not implemented"),
 }
