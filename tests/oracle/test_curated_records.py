@@ -41,9 +41,12 @@ from tests.oracle.conftest import v5e
 from tests.oracle.jax_kernels import user_facing_error
 from tests.oracle.test_lowering_errors import (
     block_scaled,
+    copy_on_triton,
+    copy_through_smem,
     dot_with_float16,
     program_id_of_a_grid_of_one,
     tpu_add,
+    wgmma_into,
 )
 
 pytestmark = pytest.mark.oracle
@@ -692,6 +695,12 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "38a7a0bb074000df": (lambda: block_scaled(), lambda: block_scaled(pltpu.VMEM)),
     "a52ff9d0aab3aede": (lambda: dot_with_float16(jnp.int8), lambda: dot_with_float16(f16)),
+    "8b7535d9abe8ea6f": (
+        lambda: copy_through_smem((128, 128)),
+        lambda: copy_through_smem((256, 128)),
+    ),
+    "8ea6420807cf9254": (lambda: wgmma_into(64), lambda: wgmma_into(128)),
+    "8634568ded61eb9d": (lambda: copy_on_triton(True), lambda: copy_on_triton(False)),
 }
 
 

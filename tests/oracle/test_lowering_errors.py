@@ -55,8 +55,8 @@ def copy_through_smem(smem_shape: tuple[int, ...], swizzle: int | None = None) -
     return call, [spec((256, 128), f16)], "cuda"
 
 
-def accumulator_of_half_the_columns() -> Lowering:
-    """``wgmma`` of (64, 128) by (128, 128) into a (64, 64) accumulator."""
+def wgmma_into(acc_columns: int) -> Lowering:
+    """``wgmma`` of (64, 128) by (128, 128) into a (64, ``acc_columns``) accumulator."""
 
     def body(a_gmem: Any, b_gmem: Any, o_gmem: Any, *scratch: Any) -> None:
         a_smem, b_smem, acc, barrier = scratch
@@ -70,7 +70,7 @@ def accumulator_of_half_the_columns() -> Lowering:
     scratch = [
         plgpu.SMEM((64, 128), f16, transforms=tiled),
         plgpu.SMEM((128, 128), f16, transforms=tiled),
-        plgpu.ACC((64, 64), f32),
+        plgpu.ACC((64, acc_columns), f32),
         plgpu.Barrier(num_arrivals=2),
     ]
     call = plgpu.kernel(body, out_type=spec((64, 128)), scratch_types=scratch)
@@ -143,11 +143,18 @@ def erf_inv_of_float16() -> Lowering:
     return triton(kernel, [spec((32, 32), f16)])
 
 
-def scratch_on_triton() -> Lowering:
-    def kernel(x_ref: Any, o_ref: Any, acc_ref: Any) -> None:
-        acc_ref[...] = x_ref[...]
-        o_ref[...] = acc_ref[...]
+def copy_on_triton(through_scratch: bool) -> Lowering:
+    """A block copied on Triton, through a scratch buffer or straight."""
 
+    def kernel(x_ref: Any, o_ref: Any, *scratch: Any) -> None:
+        for acc_ref in scratch:
+            acc_ref[...] = x_ref[...]
+            o_ref[...] = acc_ref[...]
+        if not scratch:
+            o_ref[...] = x_ref[...]
+
+    if not through_scratch:
+        return triton(kernel, [spec((32, 32))])
     return triton(kernel, [spec((32, 32))], scratch_shapes=[pltpu.VMEM((32, 32), f32)])
 
 
@@ -162,7 +169,7 @@ CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
         "Swizzle 100 is not supported",
     ),
     "accumulator_of_half_the_columns": (
-        accumulator_of_half_the_columns,
+        lambda: wgmma_into(64),
         "Incompatible shapes for matrix multiplication",
     ),
     "third_program_id_of_a_grid_of_one": (
@@ -184,7 +191,7 @@ CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
         "a and b must have the same element",
     ),
     "erf_inv_of_float16": (erf_inv_of_float16, "erf_inv_lowering_helper not implemented"),
-    "scratch_on_triton": (scratch_on_triton, "scratch memory not implemented"),
+    "scratch_on_triton": (lambda: copy_on_triton(True), "scratch memory not implemented"),
 }
 
 
