@@ -734,22 +734,15 @@ class FrameIndex:
         seen: set[str] = set()
         # JAX's machinery (jit, lowering) dates a paste only where nothing else of JAX's does:
         # the frames of Pallas a traceback holds already do, and are read for less.
-        machinery: list[tuple[int, _PlacedFrame]] = []
-
-        def take(number: int, frame: _PlacedFrame) -> None:
-            if frame.mask and frame.text not in seen:  # a frame printed again tells nothing
-                seen.add(frame.text)
-                masks.append(frame.mask)
-                line = origins[number] if origins else number
-                evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
-
-        for number, frame in self._placed_frames(lines, frame_lines):
-            if frame.machinery:
-                machinery.append((number, frame))
-            else:
-                take(number, frame)
-        for number, frame in machinery if not masks else ():
-            take(number, frame)
+        placed = self._placed_frames(lines, frame_lines)
+        read = [(n, frame) for n, frame in placed if frame.mask and not frame.machinery]
+        for number, frame in read or [(n, frame) for n, frame in placed if frame.mask]:
+            if frame.text in seen:  # a frame printed again (recursion) tells nothing new
+                continue
+            seen.add(frame.text)
+            masks.append(frame.mask)
+            line = origins[number] if origins else number
+            evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
         stated, unmined = self._stated(lines, evidence, origins)

@@ -756,7 +756,11 @@ def _best_per_error(
     for candidate in candidates:
         entry = index.entries[candidate.hit.entry]
         score = candidate.score * _agreement(entry.metadata, candidate.exception_class, version)
-        if earliest is not None and _worded_before(entry.variant, earliest):
+        if (
+            earliest is not None
+            and entry.variant != "current"
+            and _worded_before(entry.variant, earliest)
+        ):
             score *= VERSION_MISMATCH
         by_error.setdefault(candidate.error, []).append((round(score, 3), candidate))
     best = []
