@@ -66,47 +66,39 @@ UNMINED = {
         "return cls._create(primitive, eqn_ctx, avals_in, effects, params, platforms)",
     ),
     # Python's own errors at Pallas's calls of user code: pinned to where Pallas traces it,
-    # or where a pipeline calls its body.
+    # or where a pipeline, run_scoped or plgpu.kernel calls the user's function.
     **{
-        DATA / "records" / f"pallas-{name}.json": (newest_release(), "pe.trace_to_jaxpr_dynamic(")
-        for name in (
-            "kernel-given-more-refs",
-            "kernel-missing-refs",
-            "index-map-given-more-indices",
-            "index-map-missing-indices",
+        DATA / "records" / f"{prefix}-{name}.json": (newest_release(), statement)
+        for prefix, names, statement in (
+            ("pallas-kernel", ("given-more-refs", "missing-refs"), "pe.trace_to_jaxpr_dynamic("),
+            (
+                "pallas-index-map",
+                ("given-more-indices", "missing-indices"),
+                "pe.trace_to_jaxpr_dynamic(",
+            ),
+            (
+                "pallas-tpu-pipeline-body",
+                ("given-more-refs", "missing-refs"),
+                "body(*current_refs, *scratches)",
+            ),
+            (
+                "pallas-gpu-pipeline-step",
+                ("given-more-arguments", "missing-arguments"),
+                "next_body_carry = body(",
+            ),
+            ("lax-fori-loop-body", ("given-more-arguments", "missing-arguments"), "body_fun(i, x)"),
+            (
+                "pallas-run-scoped-body",
+                ("given-more-refs", "missing-refs"),
+                "pe.trace_to_jaxpr_dynamic(",
+            ),
+            (
+                "mgpu-kernel-body",
+                ("given-more-refs", "missing-refs"),
+                "pallas_primitives.run_scoped(",
+            ),
         )
-    },
-    **{
-        DATA / "records" / f"pallas-tpu-pipeline-body-{name}.json": (
-            newest_release(),
-            "body(*current_refs, *scratches)",
-        )
-        for name in ("given-more-refs", "missing-refs")
-    },
-    **{
-        DATA / "records" / f"pallas-gpu-pipeline-step-{name}.json": (
-            newest_release(),
-            "next_body_carry = body(",
-        )
-        for name in ("given-more-arguments", "missing-arguments")
-    },
-    **{
-        DATA / "records" / f"lax-fori-loop-body-{name}.json": (newest_release(), "body_fun(i, x)")
-        for name in ("given-more-arguments", "missing-arguments")
-    },
-    **{
-        DATA / "records" / f"pallas-run-scoped-body-{name}.json": (
-            newest_release(),
-            "pe.trace_to_jaxpr_dynamic(",
-        )
-        for name in ("given-more-refs", "missing-refs")
-    },
-    **{
-        DATA / "records" / f"mgpu-kernel-body-{name}.json": (
-            newest_release(),
-            "pallas_primitives.run_scoped(",
-        )
-        for name in ("given-more-refs", "missing-refs")
+        for name in names
     },
 }
 
