@@ -375,12 +375,13 @@ def _calls_one_of(names: frozenset[str], source: str | None, lines: Sequence[str
         return True
     for name in names:
         for call in re.finditer(rf"(\.\s*)?\b{re.escape(name)}\s*\(", source):
-            if call[1] or _may_be_jax_s(name, lines):
+            if call[1] or _bare_call_may_be_jaxs(name, lines):
                 return True
     return False
 
 
-def _may_be_jax_s(name: str, lines: Sequence[str]) -> bool:
+def _bare_call_may_be_jaxs(name: str, lines: Sequence[str]) -> bool:
+    """Whether the paste shows JAX somewhere and defines no function ``name`` of its own."""
     text = "\n".join(lines)
     defined = re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.M)
     return defined is None and "jax" in text.lower()
