@@ -304,11 +304,12 @@ def _record(
     """A record whose source is the line of the newest release with the name (or module),
     and ``exportedIn`` and ``missingIn`` the releases with and without it."""
     public = mined[present[-1]][module]
+    pattern = derive_pattern(message)
     return release_record(
         _id(module, name or "", error_class),
         error_class,
         message,
-        derive_pattern(message),
+        pattern,
         (present[-1], public.path, source_window(list(public.source), line), line),
         documentation,
         solutions,
@@ -318,7 +319,7 @@ def _record(
             "exportedIn": present,
             "missingIn": missing,
             # Matched with what Python adds to the message, which is not JAX's.
-            "matchPattern": derive_pattern(message) + _PYTHON_SUFFIXES.get(error_class, ""),
+            "matchPattern": pattern + _PYTHON_SUFFIXES.get(error_class, ""),
         },
     )
 

@@ -132,13 +132,14 @@ def _read_capture(values: TypedValues, name: str, raw: str) -> None:
                 setattr(values, key, int(raw))
             else:
                 values.numbers[name] = int(raw)
-        elif (name.startswith("shape") or _SHAPE_TEXT.fullmatch(raw)) and values.shape is None:
+        elif name.startswith("shape") or _SHAPE_TEXT.fullmatch(raw):
             # The first shape a message names is its subject (``Ref shape: (8, 128). …
             # Value shape: (8,). Transforms: ()``): the others are what it is compared with.
-            spec = parse_shape(raw)
-            values.shape = list(spec.dims)
-            if spec.dtype is not None:
-                _set_dtype(values, spec.dtype.name, spec.dtype.bits)
+            if values.shape is None:
+                spec = parse_shape(raw)
+                values.shape = list(spec.dims)
+                if spec.dtype is not None:
+                    _set_dtype(values, spec.dtype.name, spec.dtype.bits)
         elif name.startswith("dtype") or name.isdigit():
             dtype = parse_dtype(raw)
             _set_dtype(values, dtype.name, dtype.bits)
