@@ -22,11 +22,13 @@ from rich.console import Console
 from rich.text import Text
 
 from app.config import Settings, load_settings
+from app.knowledge.sources import DEFAULT_WHEELS
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
+    from app.knowledge.sources import ReleaseSource
     from app.rendering.cards import Card
     from app.services.catalog import Catalog, RecordInfo
     from app.services.compute import FixOut
@@ -40,6 +42,10 @@ cli.add_typer(db_cli, name="db")
 out = Console(soft_wrap=True, highlight=False, markup=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
 FIXES_SHOWN = 3
+WheelsOption = Annotated[
+    Path,
+    typer.Option(help="Where the wheels of releases the git repository lacks are kept."),
+]
 
 
 def _database(settings: Settings) -> tuple[Engine, sessionmaker[Session]]:
@@ -438,8 +444,10 @@ def mine_releases_command(
     rules_out: Annotated[
         Path | None, typer.Option(help="The lowering rules to write (default: data/).")
     ] = None,
+    wheels: WheelsOption = DEFAULT_WHEELS,
 ) -> None:
-    """Mine every release of data/jax-releases.json into one dataset (ids kept)."""
+    """Mine every release of data/jax-releases.json into one dataset (ids kept); a release
+    the git repository lacks is read from its wheel, without its C++."""
     from app.knowledge.api import MINED_API
     from app.knowledge.calls import MINED_CALLS
     from app.knowledge.functions import FUNCTIONS_FILE
@@ -449,8 +457,9 @@ def mine_releases_command(
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
     functions = rules.with_name(FUNCTIONS_FILE.name)
+    sources = _release_sources(git_dir, wheels)
     with _output(sites) as stream:
-        tracks = mine_releases(git_dir, stream, rules_out=rules, functions_out=functions)
+        tracks = mine_releases(sources, stream, rules_out=rules, functions_out=functions)
     frames = rules.with_name(FRAME_INDEX_FILE.name)
     public = [sites.with_name(path.name) for path in (MINED_API, MINED_CALLS)]
     write_frame_index([sites, *(path for path in public if path.exists())], frames)
@@ -467,6 +476,7 @@ def mine_api_command(
         Path | None,
         typer.Option(help="The folder to write to (default: data/mined/, and the frame index)."),
     ] = None,
+    wheels: WheelsOption = DEFAULT_WHEELS,
 ) -> None:
     """Mine Pallas's public API in every release of data/jax-releases.json: the names its
     modules export and the parameters its functions take, into records of the errors code
@@ -476,13 +486,13 @@ def mine_api_command(
     from app.knowledge.api import MINED_API, api_records, mine_api, unanswered, write_api_records
     from app.knowledge.calls import KEYWORDS_FILE, MINED_CALLS, call_records, keyword_index
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
-    from app.knowledge.releases import release_commits
     from app.knowledge.signatures import mine_signatures
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
-    mined = mine_api(git_dir)
+    sources = _release_sources(git_dir, wheels)
+    mined = mine_api(sources)
     curated = curated_records(DEFAULT_CURATED)
-    signatures = mine_signatures(git_dir, mined, release_commits())
+    signatures = mine_signatures(mined, sources)
     written = {
         MINED_API.name: api_records(mined, curated),
         MINED_CALLS.name: unanswered(call_records(signatures), curated),
@@ -497,6 +507,18 @@ def mine_api_command(
     err.print(f"the keywords Pallas's functions take in {keywords}")
     if out is None:
         write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
+
+
+def _release_sources(git_dir: Path, wheels: Path) -> dict[str, ReleaseSource]:
+    """Every release of the table, from the git repository or its wheel; a usage error
+    where one can be had from neither."""
+    from app.knowledge.releases import release_commits
+    from app.knowledge.sources import ReleaseSourceError, release_sources
+
+    try:
+        return release_sources(git_dir, release_commits(), wheels)
+    except ReleaseSourceError as exc:
+        _usage_error(str(exc))
 
 
 @contextmanager

@@ -21,14 +21,14 @@ import ast
 import difflib
 import hashlib
 import json
-import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from app.knowledge.history import source_window
 from app.knowledge.releases import release_commits, release_key, runs, source_url
+from app.knowledge.sources import ReleaseSource
 from app.matching.templates import compile_pattern, derive_pattern
 
 API_DIRECTORY = "jax/experimental/pallas"
@@ -151,30 +151,19 @@ def _deprecated(table: ast.Dict) -> dict[str, Export]:
     return served
 
 
-def mine_api(git_dir: Path) -> Releases:
-    """Every public module of every release of ``data/jax-releases.json``, read from the
-    tags' trees of a git repository of jax-ml/jax."""
+def mine_api(sources: Mapping[str, ReleaseSource]) -> Releases:
+    """Every public module of every release of ``sources`` (``release_sources``)."""
     mined: Releases = {}
-    for release, commit in release_commits().items():
-        listing = git(git_dir, "ls-tree", "--name-only", f"{commit}:{API_DIRECTORY}")
+    for release, source in sources.items():
         modules = {}
-        for file in listing.split():
-            if not file.endswith(".py"):
-                continue
-            path = f"{API_DIRECTORY}/{file}"
-            source = git(git_dir, "show", f"{commit}:{path}")
-            modules[module_name(path)] = PublicModule(
-                path, tuple(source.splitlines()), exported_names(source), import_warning(source)
-            )
+        for path in source.files(API_DIRECTORY):
+            if path.endswith(".py") and path.count("/") == API_DIRECTORY.count("/") + 1:
+                text = source.read(path)
+                modules[module_name(path)] = PublicModule(
+                    path, tuple(text.splitlines()), exported_names(text), import_warning(text)
+                )
         mined[release] = modules
     return mined
-
-
-def git(git_dir: Path, *arguments: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(git_dir), *arguments], capture_output=True, check=True, text=True
-    )
-    return done.stdout
 
 
 def api_records(mined: Releases, curated: Iterable[dict[str, Any]] = ()) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Mining one release, or every release of a git mirror, into the dataset's JSON Lines.
+"""Mining one release, or every release of the table, into the dataset's JSON Lines.
 
 ``errata mine`` and ``errata mine-releases`` are thin shells over these two functions.
 """
@@ -6,10 +6,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import tarfile
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -17,13 +15,15 @@ from app.knowledge import dataset
 from app.knowledge.functions import function_spans, write_function_spans
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
-from app.knowledge.releases import commit_of, linking_order, release_commits, release_key
+from app.knowledge.releases import commit_of, linking_order, release_key
 from app.knowledge.scope import CPP_SCOPE, FRAME_SCOPE, PYTHON_SCOPE
+from app.knowledge.sources import ReleaseSource
 from app.records.importer import expand_paths, read_documents, read_text
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 DEFAULT_CURATED = (DATA / "seeds", DATA / "records")
 MINED_SITES = DATA / "mined" / "jax-sites.jsonl"
+MINED_PATHS = (*PYTHON_SCOPE, *FRAME_SCOPE, CPP_SCOPE)
 
 
 def curated_records(paths: Iterable[Path]) -> list[dict[str, Any]]:
@@ -55,24 +55,21 @@ def mine_one(
 
 
 def mine_releases(
-    git_dir: Path,
+    sources: Mapping[str, ReleaseSource],
     out: IO[str],
     *,
     rules_out: Path | None = None,
     functions_out: Path | None = None,
-    releases: Iterable[str] | None = None,
     curated: Iterable[Path] = DEFAULT_CURATED,
 ) -> dict[str, Track]:
-    """Mine each release of the table (``data/jax-releases.json``) from a git repository of
-    jax-ml/jax, linked in ``linking_order``: only the mined paths are taken from each tag's
-    tree. The lowering rules of every release go to ``rules_out``, where each release
-    defines its functions to ``functions_out``."""
-    table = release_commits()
-    wanted = list(releases) if releases is not None else list(table)
+    """Mine each release of ``sources`` (``release_sources``), linked in ``linking_order``:
+    only the mined paths are taken from each release's tree. The lowering rules of every
+    release go to ``rules_out``, where each release defines its functions to
+    ``functions_out``."""
     with tempfile.TemporaryDirectory(prefix="errata-mine-") as scratch:
         trees = [
-            (_extract(git_dir, table[r], Path(scratch) / r), r, table[r])
-            for r in linking_order(wanted)
+            (sources[r].extract(MINED_PATHS, Path(scratch) / r), r, sources[r].commit)
+            for r in linking_order(list(sources))
         ]
         tracks = dataset.build(trees, None, curated_records(curated))
         rules = rules_by_release((release, mine_lowering_rules(tree)) for tree, release, _ in trees)
@@ -86,28 +83,3 @@ def mine_releases(
     if rules_out is not None:
         rules_out.write_text(json.dumps({"rules": rules}, indent=1) + "\n", encoding="utf-8")
     return tracks
-
-
-def _extract(git_dir: Path, commit: str, target: Path) -> Path:
-    target.mkdir(parents=True)
-    paths = [
-        path
-        for path in (*PYTHON_SCOPE, *FRAME_SCOPE, CPP_SCOPE)
-        if subprocess.run(
-            ["git", "-C", str(git_dir), "cat-file", "-e", f"{commit}:{path}"],
-            capture_output=True,
-            check=False,
-        ).returncode
-        == 0
-    ]
-    archive = subprocess.run(
-        ["git", "-C", str(git_dir), "archive", "--format=tar", commit, *paths],
-        capture_output=True,
-        check=True,
-    )
-    with tempfile.TemporaryFile() as buffer:
-        buffer.write(archive.stdout)
-        buffer.seek(0)
-        with tarfile.open(fileobj=buffer) as tar:
-            tar.extractall(target, filter="data")
-    return target

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from app.knowledge.api import Releases, git, module_level
+from app.knowledge.api import Releases, module_level
 from app.knowledge.history import source_window
+from app.knowledge.sources import ReleaseSource
 
 # Decorators that call the function they wrap with the arguments they were given, so that
 # Python's errors about those arguments name the function itself; ``partial(api_boundary,
@@ -105,13 +106,13 @@ class Signature:
 Signatures = dict[str, dict[tuple[str, str], Signature]]  # release → (module, name) → it
 
 
-def mine_signatures(git_dir: Path, mined: Releases, commits: dict[str, str]) -> Signatures:
+def mine_signatures(mined: Releases, sources: Mapping[str, ReleaseSource]) -> Signatures:
     """The signature of each public name of ``mined`` that has one, release by release,
-    read from the release's tree in a git repository of jax-ml/jax."""
+    read from the release's source (``release_sources``)."""
     parsed: dict[str, _Parsed] = {}
     found: Signatures = {}
     for release, modules in mined.items():
-        tree = SourceTree.at_commit(git_dir, commits[release], parsed)
+        tree = SourceTree.of(sources[release], parsed)
         found[release] = {
             (module, name): signature
             for module, public in modules.items()
@@ -124,33 +125,28 @@ def mine_signatures(git_dir: Path, mined: Releases, commits: dict[str, str]) -> 
 class SourceTree:
     """The Python files under ``jax/`` of a release, parsed on demand.
 
-    ``files`` maps each path to the key ``read`` reads it by: a blob of a git commit, or the
-    file of an installed JAX. ``parsed`` is shared between the releases of one mining, by
-    key, since most files do not change from one release to the next.
+    ``files`` maps each path to a key that changes only with the file's content, and
+    ``read`` reads a path. ``parsed`` is shared between the releases of one mining, by key,
+    since most files do not change from one release to the next.
     """
 
     def __init__(
         self, files: dict[str, str], read: Callable[[str], str], parsed: dict[str, _Parsed]
     ) -> None:
         self._files = files
-        self._read_key = read
+        self._read_path = read
         self._parsed = parsed
 
     @classmethod
-    def at_commit(cls, git_dir: Path, commit: str, parsed: dict[str, _Parsed]) -> SourceTree:
-        listing = git(git_dir, "ls-tree", "-r", commit, "jax/")
-        blobs = {
-            path: meta.split()[2]
-            for meta, path in (line.split("\t", 1) for line in listing.splitlines())
-            if path.endswith(".py")
-        }
-        return cls(blobs, lambda blob: git(git_dir, "cat-file", "blob", blob), parsed)
+    def of(cls, source: ReleaseSource, parsed: dict[str, _Parsed]) -> SourceTree:
+        files = {path: key for path, key in source.files("jax").items() if path.endswith(".py")}
+        return cls(files, source.read, parsed)
 
     @classmethod
     def installed(cls, root: Path) -> SourceTree:
         """The JAX installed in ``root`` (the folder holding its ``jax/``)."""
         files = {path.relative_to(root).as_posix(): str(path) for path in root.glob("jax/**/*.py")}
-        return cls(files, lambda file: Path(file).read_text(encoding="utf-8"), {})
+        return cls(files, lambda path: (root / path).read_text(encoding="utf-8"), {})
 
     def _bound(self, module: str) -> tuple[str, dict[str, _Binding]] | None:
         """The file of a module, by its dotted name, and what its top-level names are
@@ -167,7 +163,7 @@ class SourceTree:
     def _read(self, path: str) -> _Parsed:
         key = self._files[path]
         if key not in self._parsed:
-            text = self._read_key(key)
+            text = self._read_path(path)
             self._parsed[key] = _Parsed(ast.parse(text), text.splitlines())
         return self._parsed[key]
 

@@ -53,8 +53,9 @@ def read(module: str, name: str | None, error_class: str) -> None:
             exec(f"from {module} import {name}", {})  # a mined name
 
 
-def test_the_installed_jax_is_the_newest_release_mined() -> None:
-    assert jax.__version__ == INSTALLED == list(release_commits())[-1]
+def test_the_installed_jax_is_a_release_mined() -> None:
+    assert jax.__version__ == INSTALLED
+    assert INSTALLED in release_commits()
 
 
 @pytest.mark.parametrize("module, path", installed_modules(), ids=lambda value: str(value))
@@ -100,7 +101,7 @@ def test_where_a_record_says_a_missing_name_went_the_installed_jax_serves_it() -
     assert told > 10
 
 
-def test_the_committed_names_of_the_newest_release_are_its_installed_source() -> None:
+def test_the_committed_names_of_the_installed_release_are_its_source() -> None:
     exported = {
         module: set(exported_names(path.read_text(encoding="utf-8")))
         for module, path in installed_modules()

@@ -23,6 +23,7 @@ from app.knowledge.signatures import (
     SourceTree,
     docstring_parameters,
 )
+from app.knowledge.sources import ReleaseSource
 
 SITE = Path(jax.__file__).parent.parent
 KINDS = {
@@ -244,7 +245,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def tree_of(root: Path) -> SourceTree:
     files = {p.relative_to(root).as_posix(): str(p) for p in root.glob("pkg/**/*.py")}
-    return SourceTree(files, lambda file: Path(file).read_text(encoding="utf-8"), {})
+    return SourceTree(files, lambda path: (root / path).read_text(encoding="utf-8"), {})
 
 
 READ = [
@@ -295,7 +296,7 @@ def test_a_commit_of_a_git_repository_reads_as_its_files_do(written: Path, tmp_p
         ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "source"],
     ):
         subprocess.run(["git", "-C", str(repository), *command], check=True)
-    at_commit = SourceTree.at_commit(repository, "HEAD", {})
+    at_commit = SourceTree.of(ReleaseSource("0.1.0", "HEAD", git_dir=repository), {})
     files = tree_of(written)
     for name in READ:
         from_git, from_files = at_commit.signature("jax", name), files.signature("pkg", name)
