@@ -1,5 +1,5 @@
 # errata API image: slim, non-root, health-checked. Configure with ERRATA_* variables.
-FROM python:3.11-slim AS runtime
+FROM python:3.12-slim AS runtime
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

@@ -1,26 +1,38 @@
-# Two commands on a fresh machine with only Python 3.11+:
+# Two commands on a fresh machine with Python 3.12+ (on PATH, or installed by pyenv):
 #   make serve   install errata and serve it on SQLite with the seed records loaded
 #                (HOST=0.0.0.0 PORT=9000 make serve to listen elsewhere)
 #   make test    install errata with its test extras and run the whole suite
-PYTHON ?= python3
+# Python 3.12, as JAX 0.11 and later require: their source is written for it, and the miner
+# reads it with Python's own parser. The first Python 3.12+ found is taken.
+PYTHON ?= $(firstword $(foreach candidate,python3.14 python3.13 python3.12 python3 \
+	$(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3),\
+	$(shell $(candidate) -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null \
+	&& command -v $(candidate))))
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
+# A virtual environment made before errata needed Python 3.12 is not reused.
+CHECK_VENV = @$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' || { \
+	echo "errata: $(VENV) has a Python older than 3.12: run make clean, then again"; exit 1; }
+
 .PHONY: serve test lint clean
 
 $(BIN)/python:
-	@echo "errata: creating the virtual environment $(VENV) and upgrading pip"
+	@test -n "$(PYTHON)" || { echo "errata: needs Python 3.12 or newer (PYTHON=/path/to/python3.12)"; exit 1; }
+	@echo "errata: creating the virtual environment $(VENV) with $(PYTHON) and upgrading pip"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(CHECK_VENV)
 	@echo "errata: installing errata and its dependencies into $(VENV) (a minute or two the first time)"
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 $(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(CHECK_VENV)
 	@echo "errata: installing errata with its test extras (JAX among them) into $(VENV) (a few minutes the first time)"
 	$(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $@ $(VENV)/.runtime

@@ -453,13 +453,17 @@ def mine_releases_command(
     from app.knowledge.functions import FUNCTIONS_FILE
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
+    from app.knowledge.scope import SourceTreeError
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
     functions = rules.with_name(FUNCTIONS_FILE.name)
     sources = _release_sources(git_dir, wheels)
-    with _output(sites) as stream:
-        tracks = mine_releases(sources, stream, rules_out=rules, functions_out=functions)
+    try:
+        with _output(sites) as stream:
+            tracks = mine_releases(sources, stream, rules_out=rules, functions_out=functions)
+    except SourceTreeError as exc:
+        _usage_error(str(exc))
     frames = rules.with_name(FRAME_INDEX_FILE.name)
     public = [sites.with_name(path.name) for path in (MINED_API, MINED_CALLS)]
     write_frame_index([sites, *(path for path in public if path.exists())], frames)

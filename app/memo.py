@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable
-from typing import Generic, TypeVar
 
 from lru import LRU
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
 
-
-class LockedLRU(Generic[K, V]):
+class LockedLRU[K: Hashable, V]:
     """Up to ``maxsize`` answers; the least recently used goes first."""
 
     def __init__(self, maxsize: int) -> None:

@@ -9,7 +9,7 @@ fix search and the sweep evaluate thousands of shapes in a few numpy operations.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_
 from .versions import OLDEST_MODELLED, Version
 
 SMEM_ALIGNMENT = 1024
-Bytes = TypeVar("Bytes", int, np.ndarray)  # a byte count, or an array of them
 MBARRIER_BYTES = 8
 # JAX 0.10.0 moved the TMA box check after the last-dimension check and gave
 # contiguous SMEM->GMEM copies a bulk path that skips the box and descriptor checks.
@@ -227,7 +226,7 @@ def _suffix_products(dims: np.ndarray) -> np.ndarray:
     return np.concatenate([reversed_products[:, ::-1], ones], axis=1)[:, : dims.shape[1]]
 
 
-def smem_aligned(nbytes: Bytes) -> Bytes:
+def smem_aligned[Bytes: (int, np.ndarray)](nbytes: Bytes) -> Bytes:
     """``nbytes`` (an int or an array of them) as JAX allocates SMEM: rounded up to 1024."""
     return -(-nbytes // SMEM_ALIGNMENT) * SMEM_ALIGNMENT
 

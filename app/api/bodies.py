@@ -15,11 +15,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 
-Model = TypeVar("Model", bound=BaseModel)
 Endpoint = TypeVar("Endpoint", bound=Callable[[Request], Coroutine[Any, Any, Response]])
 
 
-def parse_json(model: type[Model], body: bytes) -> Model:
+def parse_json[Model: BaseModel](model: type[Model], body: bytes) -> Model:
     try:
         return model.model_validate_json(body)
     except ValidationError as exc:

@@ -32,13 +32,13 @@ def cpu_turns() -> anyio.CapacityLimiter:
     return anyio.CapacityLimiter(CPU_THREADS)
 
 
-async def cpu_bound(request: Request, work: Callable[[], T]) -> T:
+async def cpu_bound[T](request: Request, work: Callable[[], T]) -> T:
     """``work()`` in a worker thread, when it is this process's turn."""
     limiter: anyio.CapacityLimiter = request.app.state.cpu_turns
     return await anyio.to_thread.run_sync(work, limiter=limiter)
 
 
-async def on_loop_unless_engine(
+async def on_loop_unless_engine[T](
     request: Request, work: Callable[[bool], T], *, on_loop: bool = True
 ) -> T:
     """``work(run_engine)`` on the loop with ``run_engine=False``; when that raises

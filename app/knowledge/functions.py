@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.knowledge.scope import FRAME_SCOPE, PYTHON_SCOPE, python_files
+from app.knowledge.scope import FRAME_SCOPE, PYTHON_SCOPE, parse_python, python_files
 
 FUNCTIONS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-functions.json"
 
@@ -29,10 +29,7 @@ def function_spans(root: Path) -> Spans:
     prints them (several functions of one name each keep their span)."""
     spans: Spans = {}
     for relative, path in python_files(root, PYTHON_SCOPE + FRAME_SCOPE):
-        try:
-            tree = ast.parse(path.read_bytes(), filename=relative)
-        except (SyntaxError, ValueError):
-            continue  # not Python this interpreter reads; its frames are read from nothing
+        tree = parse_python(relative, path)
         by_name = spans.setdefault(relative, {})
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.knowledge.releases import release_key
-from app.knowledge.scope import backend_of
+from app.knowledge.scope import backend_of, parse_python
 
 # The rules of every release, as mined and committed (``errata mine-releases`` writes it).
 MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"
@@ -51,7 +51,7 @@ def mine_lowering_rules(root: Path) -> set[LoweringRule]:
     for file_path in _LOWERING_MODULES:
         file = root / file_path
         if file.is_file():
-            tree = ast.parse(file.read_text(encoding="utf-8"))
+            tree = parse_python(file_path, file)
             backend = backend_of(file_path)
             rules.update(LoweringRule(backend, p, s) for p, s in _registrations(tree, backend))
     return rules

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.knowledge import messages
 from app.knowledge.messages import Part, Placeholder
-from app.knowledge.scope import backend_of, python_files
+from app.knowledge.scope import backend_of, parse_python, python_files
 from app.knowledge.sites import Site
 
 # A printf conversion: ``%s``, ``%(name)d``, ``%-8.3f``; ``%%`` is a literal percent sign.
@@ -32,11 +32,13 @@ def mine_python(root: Path) -> list[Site]:
     """Every error site of the Python files in scope under ``root`` (see ``scope``)."""
     sites: list[Site] = []
     for file_path, file in python_files(root):
-        sites.extend(mine_file(file_path, file.read_text(encoding="utf-8")))
+        module = _Module(parse_python(file_path, file), backend_of(file_path), file_path)
+        sites.extend(module.sites())
     return sites
 
 
 def mine_file(file_path: str, source: str) -> list[Site]:
+    """The sites of one piece of source; none where it is not Python (a pasted statement)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,6 +67,20 @@ def repo_root(source: Path) -> Path:
     if (source / "jax" / "_src").is_dir():
         return source
     raise SourceTreeError(f"{source} is neither a checkout of jax-ml/jax nor an installed jax")
+
+
+def parse_python(relative: str, path: Path) -> ast.Module:
+    """A mined file's syntax tree. A file this interpreter cannot parse is an error, not a
+    file without sites: JAX 0.11 and later are written for Python 3.12 (``def f[T](…)``),
+    and skipping what Python 3.11 cannot read would drop most of Pallas's sites."""
+    try:
+        return ast.parse(path.read_bytes(), filename=relative)
+    except (SyntaxError, ValueError) as exc:
+        python = ".".join(map(str, sys.version_info[:2]))
+        raise SourceTreeError(
+            f"{relative}: Python {python} cannot parse it ({exc}); mine with a Python that the"
+            " release supports"
+        ) from None
 
 
 def python_files(root: Path, scope: tuple[str, ...] = PYTHON_SCOPE) -> Iterator[tuple[str, Path]]:

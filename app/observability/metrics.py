@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sized
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -73,10 +73,7 @@ class MatchIndexSize(Protocol):
     def patterns(self) -> Sized: ...
 
 
-IndexT = TypeVar("IndexT", bound=MatchIndexSize)
-
-
-def observe_index_build(build: Callable[..., IndexT], *args: Any) -> IndexT:
+def observe_index_build[IndexT: MatchIndexSize](build: Callable[..., IndexT], *args: Any) -> IndexT:
     """Run ``build(*args)`` and record its duration and the size of the index it returns."""
     started = time.perf_counter()
     index = build(*args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,7 +18,6 @@ from app.records.schema import (
 )
 from app.records.slugs import derive_slug
 
-ModelT = TypeVar("ModelT", ErrorRecord, Annotation)
 # A record is a few levels deep; anything far deeper is not one, and would only cost the
 # serializers' recursion.
 MAX_DEPTH = 32
@@ -143,7 +142,7 @@ def _object(raw: object, what: str) -> dict[str, Any]:
     return dict(raw)
 
 
-def _parse(schema: type[ModelT], raw: dict[str, Any]) -> ModelT:
+def _parse[ModelT: (ErrorRecord, Annotation)](schema: type[ModelT], raw: dict[str, Any]) -> ModelT:
     try:
         return schema.model_validate(raw)
     except ValidationError as exc:

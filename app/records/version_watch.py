@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
@@ -24,7 +23,6 @@ from app.memo import LockedLRU
 
 # Writes through other workers show within this many seconds.
 DEFAULT_MAX_AGE_S = 0.5
-T = TypeVar("T")
 
 
 class VersionWatch:
@@ -94,7 +92,7 @@ def forget_after_writes(sessions: sessionmaker[Session], watch: VersionWatch) ->
     event.listen(sessions, "after_transaction_end", after_transaction_end)
 
 
-class VersionedLRU(Generic[T]):
+class VersionedLRU[T]:
     """Answers remembered for one store version: served while the watch knows that version,
     never after it moves (the key holds the version, so stale answers just age out)."""
 

@@ -435,7 +435,7 @@ def _invalid_case(prefix: str, exc: ValidationError) -> InvalidInput:
     return InvalidInput(fields_detail(errors), errors=errors)
 
 
-def _engine(call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
+def _engine[T](call: Callable[..., T], field_prefix: str, **kwargs: Any) -> T:
     """Run an engine call; its input errors become 422s naming the request's field."""
     try:
         return call(**kwargs)

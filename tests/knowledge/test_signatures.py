@@ -34,7 +34,12 @@ KINDS = {
 
 
 def as_python_reads_it(callable_: Any) -> tuple[Any, ...]:
-    """What ``inspect`` says of a callable, in the terms of ``Signature``."""
+    """What ``inspect`` says of a callable, in the terms of ``Signature``. An instance (an
+    enum's member) is read through its class's ``__call__``, which Python calls: since
+    Python 3.12, ``inspect.signature`` of an enum's member gives ``Enum``'s own
+    ``__signature__`` (``(*values)``), the enum's, not the member's."""
+    if not inspect.isclass(callable_) and not inspect.isfunction(callable_):
+        callable_ = type(callable_).__call__.__get__(callable_)
     parameters = inspect.signature(callable_).parameters.values()
     return (
         tuple(

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -23,10 +23,8 @@ from tests.conftest import (
     stop_server,
 )
 
-T = TypeVar("T")
 
-
-def run_on_a_loop_of_its_own(
+def run_on_a_loop_of_its_own[T](
     work: Coroutine[Any, Any, T],
     loop_factory: Callable[[], asyncio.AbstractEventLoop] | None = None,
 ) -> T:
