@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from app.knowledge.api import pin_or_upgrade, release_record, short_name
-from app.knowledge.releases import runs
+from app.knowledge.releases import ids_until, release_key, runs
 from app.knowledge.signatures import Signature, Signatures, parameters_of
 from app.matching.templates import derive_pattern
 
@@ -138,6 +138,14 @@ class _Case:
     @property
     def newest(self) -> Signature:
         return self.callable_.signatures[self.raising[-1]]
+
+    @property
+    def named_by(self) -> Signature:
+        """The signature the record's id is derived from: of the newest release raising the
+        error up to ``ids_until``, else (first raised after it) of the oldest raising it."""
+        until = release_key(ids_until())
+        given = [r for r in self.raising if release_key(r) <= until] or self.raising[:1]
+        return self.callable_.signatures[given[-1]]
 
     @property
     def called(self) -> str:
@@ -343,7 +351,7 @@ def _record(case: _Case, error: _CallError) -> dict[str, Any]:
     newest = case.newest
     documentation, solutions = error.advice(case)
     return release_record(
-        _id(newest, error.pattern(newest)),
+        _id(case.named_by, error.pattern(newest)),
         "TypeError",
         error.message(newest),
         error.pattern(newest),

@@ -57,6 +57,14 @@ def linking_order(releases: list[str], path: Path = RELEASES_FILE) -> list[str]:
     return later + [release for release in reversed(ordered) if release not in later]
 
 
+@cache
+def ids_until(path: Path = RELEASES_FILE) -> str:
+    """The newest release mined when the records of Python's call errors were first given
+    ids (``idsUntil``): an id names the file its function had in the newest release raising
+    the error up to this one, so a function moving in a later release keeps its ids."""
+    return str(json.loads(path.read_text(encoding="utf-8"))["idsUntil"])
+
+
 def commit_of(release: str) -> str | None:
     return release_commits().get(release)
 

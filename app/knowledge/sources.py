@@ -93,14 +93,14 @@ class ReleaseSource:
 
 
 def release_sources(
-    git_dir: Path, commits: dict[str, str], wheels: Path = DEFAULT_WHEELS
+    git_dir: Path | None, commits: dict[str, str], wheels: Path = DEFAULT_WHEELS
 ) -> dict[str, ReleaseSource]:
-    """Each release of ``commits`` from the mirror where it has the commit, else from its
-    wheel in ``wheels`` (downloaded there with pip when missing), which must have been built
-    from that commit."""
+    """Each release of ``commits`` from the mirror where it has the commit, else (or with
+    no mirror) from its wheel in ``wheels`` (downloaded there with pip when missing), which
+    must have been built from that commit."""
     sources = {}
     for release, commit in commits.items():
-        if _has_commit(git_dir, commit):
+        if git_dir is not None and _has_commit(git_dir, commit):
             sources[release] = ReleaseSource(release, commit, git_dir=git_dir)
             continue
         wheel = _wheel(release, wheels)

@@ -238,6 +238,11 @@ class FrameIndex:
         # Record id → the releases that can raise it, for a record without a site: Python's
         # error reading a public name of Pallas that those releases do not have.
         self._raised_in: dict[str, int] = data.get("raisedIn", {})
+        # The releases whose C++ was not read (mined from wheels, which ship it compiled),
+        # and the newest release whose C++ was: a diagnostic standing there may be printed
+        # by those after it too.
+        self._cpp_unread = _union(self._bits[r] for r in data.get("cppUnread", ()))
+        self._cpp_newest_read = self._cpp_unread and (self._cpp_unread & -self._cpp_unread) >> 1
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
         self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
@@ -396,14 +401,25 @@ class FrameIndex:
         wordings = self._wordings.get(record_id)
         if wordings:
             if until is None:
-                return int(wordings[-1][1])
+                return self._with_unread_cpp(record_id, int(wordings[-1][1]))
             for last, mask in wordings:
                 if last == until:
                     return int(mask)
         shipped = self._site_mask(record_id)
         if until is None or not self.mask(until):
-            return shipped
+            return self._with_unread_cpp(record_id, shipped)
         return shipped & ((self.mask(until) << 1) - 1)  # a curated wording: up to ``until``
+
+    def _with_unread_cpp(self, record_id: str, printing: int) -> int:
+        """``printing``, and the releases whose C++ was not read if the record is a C++
+        diagnostic printed by the newest release whose C++ was."""
+        if printing & self._cpp_newest_read and record_id in self._compiled_ids:
+            return printing | self._cpp_unread
+        return printing
+
+    @cached_property
+    def _compiled_ids(self) -> frozenset[str]:
+        return frozenset(site.record_id for site, _ in self._compiled)
 
     def dated(self, reading: ReleaseReading, worded: Sequence[Worded]) -> ReleaseReading:
         """``reading`` narrowed by the messages matched: a site's wording was printed by some
@@ -1020,6 +1036,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
             sites.append(row)
             for line, mask in sorted(lines_there.items()):
                 lines.setdefault(file, {}).setdefault(str(line), []).append([number, mask])
+    cpp_read = _union(mask for row in compiled for _, mask in row[-1])
     return {
         "releases": releases,
         "sites": sites,
@@ -1027,6 +1044,8 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "compiled": compiled,
         "wordings": wordings,
         "raisedIn": raised_in,
+        # Releases after the newest whose C++ was read: mined from their wheels.
+        "cppUnread": releases[cpp_read.bit_length() :] if cpp_read else [],
     }
 
 

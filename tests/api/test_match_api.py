@@ -386,9 +386,10 @@ def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -
     first = body["raisePoints"][0]
     assert first["errorId"] == tiling_site()["id"]
     assert first["filePath"] == "jax/_src/pallas/mosaic_gpu/core.py"
-    newest = tiling_site()["releases"][-1]
-    pinned = newest["githubUrl"].split("#")[0]  # the 0.10.2 commit's file
-    assert first["sourceUrl"] == f"{pinned}#L{newest['lineNumber']}-L{newest['lineNumber']}"
+    # Pinned to the release the frames read, on its line there.
+    [shown] = [e for e in tiling_site()["releases"] if e["release"] == body["release"]["used"]]
+    pinned = shown["githubUrl"].split("#")[0]
+    assert first["sourceUrl"] == f"{pinned}#L{shown['lineNumber']}-L{shown['lineNumber']}"
 
 
 @pytest.mark.parametrize(

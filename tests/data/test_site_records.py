@@ -70,12 +70,8 @@ UNMINED = {
     **{
         DATA / "records" / f"{prefix}-{name}.json": (newest_release(), statement)
         for prefix, names, statement in (
-            ("pallas-kernel", ("given-more-refs", "missing-refs"), "pe.trace_to_jaxpr_dynamic("),
-            (
-                "pallas-index-map",
-                ("given-more-indices", "missing-indices"),
-                "pe.trace_to_jaxpr_dynamic(",
-            ),
+            ("pallas-kernel", ("given-more-refs", "missing-refs"), "pe.trace_to_jaxpr("),
+            ("pallas-index-map", ("given-more-indices", "missing-indices"), "pe.trace_to_jaxpr("),
             (
                 "pallas-tpu-pipeline-body",
                 ("given-more-refs", "missing-refs"),
@@ -90,7 +86,7 @@ UNMINED = {
             (
                 "pallas-run-scoped-body",
                 ("given-more-refs", "missing-refs"),
-                "pe.trace_to_jaxpr_dynamic(",
+                "pe.trace_to_jaxpr_nocache(",
             ),
             (
                 "mgpu-kernel-body",

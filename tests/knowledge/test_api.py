@@ -41,6 +41,16 @@ def installed_modules() -> list[tuple[str, Path]]:
     return [(module_name(f"jax/experimental/pallas/{p.name}"), p) for p in PALLAS.glob("*.py")]
 
 
+def in_runs(text: str) -> set[str]:
+    """The releases ``runs`` wrote as ``0.4.16–0.4.33, 0.7.2``, read back from the table."""
+    table = [*release_commits()]
+    found: set[str] = set()
+    for run in text.split(", "):
+        first, _, last = run.partition("–")
+        found.update(table[table.index(first) : table.index(last or first) + 1])
+    return found
+
+
 def read(module: str, name: str | None, error_class: str) -> None:
     """Read the name (or import the module) as the record's error says code does."""
     with warnings.catch_warnings():
@@ -95,7 +105,7 @@ def test_where_a_record_says_a_missing_name_went_the_installed_jax_serves_it() -
             continue
         for solution in record["solutions"]:
             found = ELSEWHERE.match(solution)
-            if found is not None and INSTALLED in found["releases"]:
+            if found is not None and INSTALLED in in_runs(found["releases"]):
                 read(found["module"], found["name"], "AttributeError")
                 told += 1
     assert told > 10

@@ -6,27 +6,30 @@ import json
 from pathlib import Path
 
 import jax
+import pytest
 
 from app.knowledge.functions import FUNCTIONS_FILE, by_release, function_spans
-from app.knowledge.releases import newest_release, release_commits
-from app.knowledge.scope import repo_root
+from app.knowledge.lowering import mine_lowering_rules
+from app.knowledge.python_source import mine_python
+from app.knowledge.releases import release_commits
+from app.knowledge.scope import SourceTreeError, repo_root
 
 
-def test_the_committed_spans_of_the_newest_release_are_its_installed_source() -> None:
-    """The test extras pin the newest release; its wheel's source is mined again here (the
+def test_the_committed_spans_of_the_installed_release_are_its_source() -> None:
+    """The test extras pin a mined release; its wheel's source is mined again here (the
     wheel leaves out a few modules the git tag has, such as ``pallas/pipelining``)."""
-    assert jax.__version__ == newest_release()
+    installed = jax.__version__
     mined = function_spans(repo_root(Path(jax.__file__).parent))
     committed = json.loads(FUNCTIONS_FILE.read_text(encoding="utf-8"))
     assert committed["releases"] == list(release_commits())
-    newest = 1 << committed["releases"].index(newest_release())
+    bit = 1 << committed["releases"].index(installed)
     shipped = {
         (file, function, first, last)
         for file, functions in committed["files"].items()
         if file in mined
         for function, spans in functions.items()
         for first, last, releases in spans
-        if releases & newest
+        if releases & bit
     }
     assert shipped == {
         (file, function, first, last)
@@ -56,12 +59,23 @@ def test_a_function_spans_its_decorators_and_nested_ones_keep_their_own_name(
         "    pass\n",
         encoding="utf-8",
     )
-    (package / "broken.py").write_text("def f(:\n", encoding="utf-8")
     (package / "pallas_test_util.py").write_text("def helper():\n  pass\n", encoding="utf-8")
     spans = function_spans(tmp_path)
-    assert spans == {  # a file Python cannot parse has no functions to place frames in
+    assert spans == {
         "jax/_src/pallas/core.py": {"outer": [(3, 7)], "wrapped": [(5, 6), (10, 11)]},
     }
+
+
+def test_a_file_python_cannot_parse_is_an_error_naming_it(tmp_path: Path) -> None:
+    """Skipping it would leave its functions unplaced and its sites unmined: JAX 0.11 and
+    later are written for Python 3.12, which an older Python cannot read."""
+    package = tmp_path / "jax" / "_src" / "pallas" / "mosaic_gpu"
+    package.mkdir(parents=True)
+    (package / "lowering.py").write_text("def f[T](:\n", encoding="utf-8")
+    named = r"jax/_src/pallas/mosaic_gpu/lowering\.py: Python 3\.\d+ cannot parse it"
+    for mine in (function_spans, mine_python, mine_lowering_rules):
+        with pytest.raises(SourceTreeError, match=named):
+            mine(tmp_path)
 
 
 def test_releases_defining_a_function_alike_share_its_span() -> None:

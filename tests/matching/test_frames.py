@@ -30,7 +30,7 @@ from app.matching.frames import (
 )
 from app.matching.matcher import match_paste
 
-from .catalog import TRACEBACKS, catalog_index, fixture_text
+from .catalog import TRACEBACKS, catalog_index, everything, fixture_text
 
 # Captured from JAX 0.10.2 lowering on the CPU (tests/oracle).
 REAL = sorted(TRACEBACKS.glob("*.txt"))
@@ -221,8 +221,8 @@ def test_a_version_named_against_the_frames_is_reported() -> None:
 @pytest.mark.parametrize(
     ("line", "used", "placing"),
     [
-        ("jax: 0.11.1.dev20260814", "0.10.2", "newer than 0.10.2, the newest release mined"),
-        ("jaxlib 0.10.3.dev20261101", "0.10.2", "newer than 0.10.2, the newest release mined"),
+        ("jax: 0.12.1.dev20261120", "0.12.0.1", "newer than 0.12.0.1, the newest release mined"),
+        ("jaxlib 0.10.3.dev20261101", "0.10.2", "not a release mined"),
         ("pip: jax==0.4.13", "0.4.15", "older than 0.4.15, the oldest release mined"),
         ("jax==0.9.5", "0.9.2", "not a release mined"),
     ],
@@ -248,12 +248,13 @@ def test_a_version_no_release_could_number_is_not_read(line: str) -> None:
 
 
 def test_a_newer_nightly_beside_the_frames_keeps_the_frames_release() -> None:
-    paste = "jax 0.11.0.dev20260901\n" + fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
+    paste = "jax 0.12.1.dev20261120\n" + fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
     reading = match_paste(paste, catalog_index(), None, FrameIndex.load()).release
     assert reading is not None
     assert reading.used == "0.10.2" and "0.10.2" in reading.releases
     assert reading.frames >= 2
-    assert reading.outside is not None and "newer than 0.10.2" in reading.outside
+    assert reading.outside is not None
+    assert f"newer than {newest_release()}" in reading.outside
 
 
 TILING_FAIL = 'raise ValueError(f"Tiling {self.tiles} does not apply to shape {orig_shape}")'
@@ -410,3 +411,53 @@ def test_the_release_sets_remembered_stay_bounded() -> None:
             release for bit, release in enumerate(index.releases) if mask >> bit & 1
         )
     assert len(index._names) <= MAX_REMEMBERED
+
+
+def test_a_cpp_diagnostic_may_be_printed_by_the_releases_whose_cpp_was_not_read() -> None:
+    """Releases mined from their wheels have no C++ read: a diagnostic that stands in the
+    newest release whose C++ was read dates a paste of a later release without contradicting
+    it; one gone before that release does not."""
+    index = FrameIndex.load()
+    unread = json.loads(FRAME_INDEX_FILE.read_text(encoding="utf-8"))["cppUnread"]
+    assert unread and tuple(unread) == index.releases[-len(unread) :]
+    last_read = index.releases[-len(unread) - 1]
+    compiled = {
+        item["record"]["id"] if "record" in item else item["annotation"]["recordId"]: facts
+        for item in mined_items()
+        if (facts := item.get("record") or item["annotation"]["mined"])["site"]["language"] == "cpp"
+    }
+    last = {record_id: f["releases"][-1]["release"] for record_id, f in compiled.items()}
+    assert all(release_key(r) <= release_key(last_read) for r in last.values())
+    standing = [record_id for record_id, r in last.items() if r == last_read]
+    gone = [record_id for record_id, r in last.items() if r != last_read]
+    assert standing and gone
+    unread_mask = sum(index.mask(r) for r in unread)
+    for record_id in standing:
+        assert index.releases_of(record_id)[-1] == last_read  # its source: as last read
+        assert index.wording_releases(record_id, None) & unread_mask == unread_mask
+    for record_id in gone:
+        assert not index.wording_releases(record_id, None) & unread_mask
+
+    # A paste of the newest release printing one, its words whole (no value to read), which
+    # no other record's words fit: the diagnostic alone dates it.
+    messages = [f["errorMessage"] for f in compiled.values()]
+    pastes = {
+        record_id: f"jax=={newest_release()}\nerror: {f['errorMessage']}\n"
+        for record_id in standing
+        if (f := compiled[record_id])["matchPattern"]
+        and "{" not in f["errorMessage"]
+        and messages.count(f["errorMessage"]) == 1
+    }
+    reports = {
+        record_id: match_paste(paste, everything(), None, index)
+        for record_id, paste in list(pastes.items())[:40]
+    }
+    alone = [
+        report
+        for record_id, report in reports.items()
+        if [m.record_id for m in report.matches] == [record_id]
+    ]
+    assert len(alone) > 5
+    for report in alone:
+        assert report.release is not None and report.release.releases == (newest_release(),)
+        assert report.release.contradiction is None

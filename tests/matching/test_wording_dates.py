@@ -12,7 +12,7 @@ import pytest
 
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key, runs
-from app.matching.frames import FrameIndex, ReleaseReading, Worded
+from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, ReleaseReading, Worded
 
 
 @cache
@@ -28,10 +28,24 @@ def changed_sites() -> tuple[dict[str, Any], ...]:
     return tuple(found)
 
 
+@cache
+def cpp_unread() -> tuple[list[str], str]:
+    """The releases whose C++ was not read, and the newest release whose C++ was."""
+    index = json.loads(FRAME_INDEX_FILE.read_text(encoding="utf-8"))
+    return index["cppUnread"], index["releases"][-len(index["cppUnread"]) - 1]
+
+
 def printed(site: dict[str, Any], wording: dict[str, str]) -> tuple[str, ...]:
-    """The releases that shipped ``site`` and printed ``wording``, oldest first."""
+    """The releases that shipped ``site`` and printed ``wording``, oldest first; for a C++
+    diagnostic's wording of the newest release whose C++ was read, the releases after it
+    too (read from their wheels, without C++: they may print it)."""
     first, last = release_key(wording["from"]), release_key(wording["until"])
     shipped = [e["release"] for e in site["releases"]]
+    unread, last_read = cpp_unread()
+    current = wording is site["messageHistory"][-1]
+    if site["site"]["language"] == "cpp" and current and shipped[-1] == last_read:
+        shipped += unread
+        last = release_key(shipped[-1])
     return tuple(
         sorted(
             (r for r in set(shipped) if first <= release_key(r) <= last),

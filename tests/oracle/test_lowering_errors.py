@@ -216,7 +216,9 @@ def test_a_lowering_error_is_named_by_its_mined_site_in_its_releases_words(
     best = answers_to_the_raised_error(answer.matches)[0]
     assert raising in [best.errorId, *best.alternatives], paste
     assert (best.variant, best.why.truncated) == ("current", False)  # 0.10.2's words, whole
+    # The frames read the releases whose lines they stand on: 0.10.2 among them, and the
+    # source pinned to one of them.
     release = answer.release
-    assert release is not None and release.used == jax.__version__
+    assert release is not None and jax.__version__ in release.releases
     assert release.contradiction is None, release.contradiction
-    assert best.source is not None and best.source.release == jax.__version__
+    assert best.source is not None and best.source.release in release.releases

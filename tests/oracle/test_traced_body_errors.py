@@ -226,7 +226,9 @@ def test_an_error_of_the_traced_body_is_named_by_its_mined_site_and_release(
     # come first: no backend's own site, which the paste shows no sign of.
     ahead = [records[rid]["filePath"] for rid in named[: named.index(raising)]]
     assert all(backend_of(path) == "core" for path in ahead), ahead
-    assert answer.release is not None and answer.release.used == jax.__version__
-    assert best.source is not None and best.source.release == jax.__version__
+    # The frames read the releases whose lines they stand on: 0.10.2 among them, and the
+    # source pinned to one of them.
+    assert answer.release is not None and jax.__version__ in answer.release.releases
+    assert best.source is not None and best.source.release in answer.release.releases
     assert best.sourceUrl is not None
     assert f"{records[best.errorId]['filePath']}#L{best.source.line}" in best.sourceUrl

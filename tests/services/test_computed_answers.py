@@ -159,9 +159,21 @@ def test_abs_is_lowered_from_0_9_0_under_both_semantics(catalog: Catalog) -> Non
 
 
 def test_a_primitive_no_release_lowers_gets_the_rewrite_and_no_upgrade(catalog: Catalog) -> None:
-    [found] = answer(catalog, LANE_WORDING.format(name="concatenate")).matches
+    [found] = answer(catalog, LANE_WORDING.format(name="transpose")).matches
     assert found.primitive is not None
     assert (found.primitive.lowered, found.primitive.upgradeTo) == ([], None)
+    assert found.primitive.rewrite is not None
+    assert "x.T" in found.primitive.rewrite.after
+
+
+def test_a_primitive_a_later_release_lowers_gets_the_upgrade_and_the_rewrite(
+    catalog: Catalog,
+) -> None:
+    """Mosaic GPU lowers ``concatenate`` from 0.11.0: an upgrade, or the rewrite before it."""
+    [found] = answer(catalog, LANE_WORDING.format(name="concatenate")).matches
+    assert found.primitive is not None
+    assert found.primitive.upgradeTo == "0.11.0"
+    assert {rule.semantics for rule in found.primitive.lowered} == {"Lane", "Warpgroup"}
     assert found.primitive.rewrite is not None
     assert "pl.ds(128, 128)" in found.primitive.rewrite.after
 
@@ -214,10 +226,15 @@ def test_a_source_only_error_says_what_is_known_and_offers_curated_neighbours(
     )
     assert known.condition == "cols_used > tcgen05.TMEM_MAX_COLS"
     assert known.variables == {"cols_used": "640", "tmem_max_cols": "512"}
-    assert known.releases == "0.7.0–0.10.2"
-    assert known.sourceUrl and known.sourceUrl.endswith(
-        "jax/experimental/mosaic/gpu/core.py#L748-L748"
-    )
+    [site] = [
+        item["record"]
+        for item in map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines())
+        if item.get("record", {}).get("id") == TMEM_SITE
+    ]
+    newest = site["releases"][-1]
+    assert known.releases == f"{site['releases'][0]['release']}–{newest['release']}"
+    line = newest["lineNumber"]
+    assert known.sourceUrl == newest["githubUrl"].split("#")[0] + f"#L{line}-L{line}"
     assert "No curated advice yet" in known.unknown
     nearest = known.closest[0]
     assert nearest.errorId == SMEM_RECORD and "same file" in nearest.why
