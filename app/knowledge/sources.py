@@ -37,11 +37,6 @@ class ReleaseSource:
     git_dir: Path | None = None  # read from this mirror's commit, else from ``wheel``
     wheel: Path | None = None
 
-    @property
-    def has_cpp(self) -> bool:
-        """Whether ``jaxlib/mosaic``'s C++ is read: a wheel holds none of it."""
-        return self.git_dir is not None
-
     def files(self, prefix: str) -> dict[str, str]:
         """Every file under ``prefix`` (a folder, or one file), sorted by path, each with a
         key that changes only with its content (a git blob id; a wheel's CRC and size), so

@@ -53,7 +53,7 @@ def test_a_release_the_repository_lacks_is_read_from_its_real_wheel(
         git_dir, {"0.1.0": head, newest: release_commits()[newest]}, DEFAULT_WHEELS
     )
     from_git, from_wheel = sources["0.1.0"], sources[newest]
-    assert from_git.has_cpp and not from_wheel.has_cpp
+    assert (from_git.git_dir, from_wheel.git_dir) == (git_dir, None)
     assert from_wheel.wheel is not None and wheel_commit(from_wheel.wheel) == from_wheel.commit
     assert list(from_git.files("jax")) == [MODULE]
     assert "raise ValueError" in from_git.read(MODULE)
