@@ -336,7 +336,8 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
                 )
             )
         for point in answer.raisePoints[:3]:
-            out.print(Text.assemble("  raised in: ", (point.errorId, "cyan"), "  "), end="")
+            named = point.errorId or "(no site)"
+            out.print(Text.assemble("  raised in: ", (named, "cyan"), "  "), end="")
             out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
             if point.sourceUrl:
                 out.print(Text(f"    source: {point.sourceUrl}", style="dim"))

@@ -130,9 +130,10 @@ class ReleaseReading:
 
 @dataclass(frozen=True)
 class RaisePoint:
-    """A mined site the exception's last frame points at, or the paste quotes, with why."""
+    """A mined site the exception's last frame points at, or the paste quotes, with why; or
+    the frame's own line, where no release has a site (Python's own error inside JAX)."""
 
-    record_id: str
+    record_id: str | None  # None: the frame's line, on no site
     file: str
     function: str
     line: int  # the frame's line in JAX's source (a quote's: the newest release's line)
@@ -575,6 +576,7 @@ class FrameIndex:
         exception_line: int,
         short_class: str,
         raised_at: int | None = None,
+        possible: Iterable[str] = (),
     ) -> list[RaisePoint]:
         """The sites the frame that raised an exception points at, surest first: a site on
         the frame's line, an assert whose condition is the frame's source line (or a raise
@@ -583,15 +585,23 @@ class FrameIndex:
         release). The frame is the one right above the exception line, or the one pytest
         printed after the message, on line ``raised_at``. A site of another function, or
         raising another class than the source line shows, is not on the frame's line in
-        the paste's release, whatever line it has in others.
+        the paste's release, whatever line it has in others; nor is a site on that line
+        only in releases other than ``possible``, those the paste reads, where the frame's
+        function spans the line in one of them (0.10.1 raised the integer-bytes error on
+        the line where 0.10.2 reads ``dst.type``).
         """
         found = self._raising_frame(lines, structure, exception_line, raised_at)
         if found is None:
             return []
         frame, source = found
         on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
+        # The releases the paste reads, where the frame's function spans its line in one:
+        # a frame of another release than the rest (a paste put together) keeps its own.
+        read = self._mask_of(possible)
+        if not self._spanning(frame) & read:
+            read = 0
         for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
-            on_line[number] = on_line.get(number, 0) + mask
+            on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
         # rank, site, the releases with it on the frame's line, what the source line shows
         ranked: list[tuple[int, int, int, str | None]] = []
         fallback: list[tuple[int, int, int, str | None]] = []
@@ -623,9 +633,31 @@ class FrameIndex:
                 fallback.append((rank, number, mask, shown))
         chosen = ranked or fallback
         chosen.sort(key=lambda item: -item[0])
+        if not chosen:
+            return self._frame_point(frame, short_class, read)
         return [
             self._raise_point(number, frame, mask, shown, short_class)
             for _, number, mask, shown in chosen
+        ]
+
+    def _frame_point(self, frame: Frame, short_class: str, read: int) -> list[RaisePoint]:
+        """The raising frame itself, where no site is: a line of a JAX function that
+        raised no ``raise`` of its own (``barrier.wait(…)`` on what is no barrier raises
+        Python's ``AttributeError``), named with the releases whose function spans it."""
+        spanning = self._spanning(frame)
+        releases = spanning & read or spanning
+        if not releases:
+            return []
+        reason = (
+            f"Python raised {short_class} inside JAX's {frame.function}, on a line that "
+            "raises nothing itself: most often a value of another kind than it takes was "
+            "passed in"
+        )
+        names = self.names(releases)
+        return [
+            RaisePoint(
+                None, frame.file, frame.function, frame.line, names, frame.paste_line, reason
+            )
         ]
 
     def _raise_point(

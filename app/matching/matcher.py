@@ -240,11 +240,18 @@ def match_paste(
             if STAGING_WRAPPER in paste.lines[first]:
                 continue  # the frames above it staged the operation; none of them raised
             at = frames.raise_points(
-                paste.lines, reading.structure, first, record.short_class, record.raised_at
+                paste.lines,
+                reading.structure,
+                first,
+                record.short_class,
+                record.raised_at,
+                release.releases if release is not None else (),
             )
             if at:
                 points[("exception", number)] = at
-    raised = {error: {p.record_id for p in at} for error, at in points.items()}
+    raised = {
+        error: {p.record_id for p in at if p.record_id is not None} for error, at in points.items()
+    }
     quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
     # Pallas's core and the backends the frames show; without a frame index, nothing known.
     backends = cache(
@@ -734,9 +741,9 @@ def _best_per_error(
     quoted: Callable[[], frozenset[str]],
     backends: Callable[[], frozenset[str]],
 ) -> tuple[Match, ...]:
-    """One match per error, root causes first, each error reported once. Of the records a
-    message fits, the one whose site the paste points at comes first (the exception's last
-    frame is there, or the paste shows its ``raise`` as source), then one raised in the
+    """One match per error, in ``_rank``'s order, each error reported once. Of the records a
+    message fits, the one whose site the exception's last frame is on comes first, then one
+    whose ``raise`` the paste shows as source, then one raised in the
     module whose exception class the paste names, then the surest, then the one whose
     pattern holds the most literal text. Of records alike in all that (one message raised
     at several sites), one with curated advice comes before those known only from JAX's
@@ -778,7 +785,8 @@ def _best_per_error(
                 index,
                 pair[1],
                 pair[0],
-                here | shown,
+                here,
+                shown,
                 defined,
                 _printed_class(pair[1]) if several else None,
                 backends_shown,
@@ -820,13 +828,16 @@ def _preference(
     candidate: _Candidate,
     score: float,
     raised_here: set[str],
+    quoted: frozenset[str],
     defined: frozenset[str],
     printed: str | None,
     backends_shown: frozenset[str],
-) -> tuple[bool, bool, bool, float, int, bool, bool, int, bool, int]:
+) -> tuple[bool, bool, bool, bool, float, int, bool, bool, int, bool, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
-    ``raised_here`` holds those whose site the paste points at (its raising frame, or the
-    statement it shows), ``defined`` the files of the modules its exception classes name,
+    ``raised_here`` holds those whose site the paste's raising frame is on, ``quoted``
+    those whose statement it shows (a frame's source line shows the same ``raise`` of two
+    sites alike, ``Barrier`` and ``ClusterBarrier``: the frame's line tells them apart),
+    ``defined`` the files of the modules its exception classes name,
     ``printed`` the class the message is printed with, ``backends_shown`` the backends of
     the paste's JAX frames and ``core`` (empty: no record is told apart by its backend)."""
     entry = candidate.hit.entry
@@ -838,6 +849,7 @@ def _preference(
     unshown_backend = bool(backends_shown and file and backend_of(file) not in backends_shown)
     return (
         record.record_id not in raised_here,
+        record.record_id not in quoted,
         elsewhere,
         printed is not None and record.metadata.get("exception_class") != printed,
         -score,
@@ -946,10 +958,17 @@ def _worded(match: Match) -> Worded | None:
     return Worded(match.line_number, match.literal, records, tuple(untils))
 
 
-def _rank(candidate: _Candidate, score: float) -> tuple[bool, float, int]:
-    """Root causes first, then the surest, then in paste order."""
-    position = candidate.record.chain_position if candidate.record else None
-    return position not in (0, None), -score, candidate.line
+def _rank(candidate: _Candidate, score: float) -> tuple[bool, bool, float, int]:
+    """What failed before what was caught on the way ("During handling of the above
+    exception…": JAX tried one thing, caught its error and raised its own), then root
+    causes first ("The above exception was the direct cause…"), then the surest, then in
+    paste order."""
+    record = candidate.record
+    if record is None:
+        return False, False, -score, candidate.line
+    # Raised from another of its chain, as its direct cause (``raise … from …``).
+    caused = record.chain_position != 0 and record.link != "context"
+    return record.handled, caused, -score, candidate.line
 
 
 def _agreement(

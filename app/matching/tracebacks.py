@@ -149,6 +149,9 @@ class ExceptionRecord:
     # Where pytest printed the frame that raised, right after the message ("path.py:820:
     # ValueError"), if it did; Python prints that frame above the exception line instead.
     raised_at: int | None = None
+    # Another exception of its chain was raised while it was handled ("During handling of
+    # the above exception, another exception occurred:"): caught, it is not what failed.
+    handled: bool = False
 
     @property
     def short_class(self) -> str:
@@ -454,7 +457,8 @@ def _indent(text: str) -> int:
 
 
 def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
-    """Merge an error printed twice in one chain, then number each chain root-first."""
+    """Merge an error printed twice in one chain, then number each chain root-first and
+    mark those caught before another exception was raised."""
     merged: list[ExceptionRecord] = []
     seen: dict[tuple[int, str, str], int] = {}
     for record in found:
@@ -473,10 +477,15 @@ def _finish(found: list[ExceptionRecord]) -> list[ExceptionRecord]:
             in_traceback=first.in_traceback or record.in_traceback,
         )
     positions: dict[int, int] = {}
+    # Each chain's last exception raised while handling another: those before it were caught.
+    last_context = {r.chain: n for n, r in enumerate(merged) if r.link == "context"}
     numbered = []
-    for record in merged:
+    for number, record in enumerate(merged):
         position = positions.get(record.chain, 0)
         positions[record.chain] = position + 1
-        # Records are made with position 0: only the later ones of a chain need a copy.
-        numbered.append(record if position == 0 else replace(record, chain_position=position))
+        handled = number < last_context.get(record.chain, -1)
+        # Records are made with position 0, not handled: only the others need a copy.
+        if position or handled:
+            record = replace(record, chain_position=position, handled=handled)
+        numbered.append(record)
     return numbered

@@ -187,10 +187,13 @@ def _raise_point_card(
         )
         for found in response.unmatched[:1]
     )
-    advised = known.get(first.errorId)
+    advised = known.get(first.errorId) if first.errorId else None
     if first.via == "quote":
         told = f"The paste quotes a statement of JAX's source: {first.why}."
         title = f"JAX raises this in {first.function} ({first.filePath}:{first.line})"
+    elif first.errorId is None:
+        told = f"No known message matched, and no release of JAX raises on this line: {first.why}."
+        title = f"Raised inside JAX's {first.function} ({first.filePath}:{first.line})"
     else:
         told = f"No known message matched; JAX's frame points at this site: {first.why}."
         title = f"Raised by JAX in {first.function} ({first.filePath}:{first.line})"

@@ -13,7 +13,7 @@ from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
-from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading, SourceSite
+from app.matching.frames import Frame, FrameIndex, RaisePoint, ReleaseReading, SourceSite
 from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import (
@@ -193,7 +193,10 @@ class ReleaseOut(BaseModel):
 
 
 class RaisePointOut(BaseModel):
-    errorId: str
+    errorId: str | None = Field(
+        description="None: the frame's own line, where no release of JAX has a site (Python's "
+        "own error raised inside JAX's code)."
+    )
     slug: str | None = Field(description="None when the site's record is not in the catalog.")
     filePath: str
     function: str
@@ -286,10 +289,15 @@ class MatchService:
         )
 
     def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
-        info = self.catalog.records.get(point.record_id)
+        info = self.catalog.records.get(point.record_id) if point.record_id else None
         # A release with the site on the frame's line: the one followed, if it is one.
         releases = point.releases
         release = followed if not releases or followed in releases else releases[-1]
+        if point.record_id is None:  # the frame's own line, pinned to a release it is in
+            frame = Frame(point.file, point.line, point.function, point.paste_line)
+            shown = self.frames.call_site(frame, release, releases)
+        else:
+            shown = self.frames.source_site(point.record_id, release)
         return RaisePointOut(
             errorId=point.record_id,
             slug=info.slug if info is not None else None,
@@ -298,7 +306,7 @@ class MatchService:
             line=point.line,
             lineNumber=point.paste_line,
             releases=list(point.releases),
-            sourceUrl=_url(self.frames.source_site(point.record_id, release)),
+            sourceUrl=_url(shown),
             why=point.reason,
             via=point.via,
         )

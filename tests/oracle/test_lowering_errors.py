@@ -10,6 +10,7 @@ to 0.10.2 with nothing contradicting it, its source pinned to that release.
 
 from __future__ import annotations
 
+import functools
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +24,7 @@ from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plt
 
+from app.knowledge.releases import release_commits
 from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
 from tests.data.test_site_records import mined_sites
@@ -195,6 +197,33 @@ CASES: dict[str, tuple[Callable[[], Lowering], str]] = {
 }
 
 
+def masked_load_of_another_shape() -> Lowering:
+    """A Triton load of 32 values under a mask of 16: JAX tries to broadcast the mask,
+    catches lax's error and raises its own."""
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        mask = jnp.arange(16) < 10
+        o_ref[...] = plt.load(x_ref.at[pl.ds(0, 32)], mask=mask, other=0.0) * 3.0
+
+    return triton(kernel, [spec((32,))])
+
+
+def barrier_of_no_arrivals() -> Lowering:
+    """A Mosaic GPU barrier that nothing arrives at: ``Barrier`` and ``ClusterBarrier``
+    raise the same words from the same statement."""
+    scratch = [plgpu.SMEM((128, 128), f16), plgpu.Barrier(num_arrivals=0)]
+    call = plgpu.kernel(lambda *refs: None, out_type=spec((1,), jnp.int32), scratch_types=scratch)
+    return call, [spec((128, 128), f16)], "cuda"
+
+
+# The first answer to each is the error JAX raised, at its site: not an error JAX caught on
+# the way, nor another site of the same words.
+FIRST_ANSWERS: dict[str, tuple[Callable[[], Lowering], str]] = {
+    "masked_load_of_another_shape": (masked_load_of_another_shape, "Cannot broadcast mask"),
+    "barrier_of_no_arrivals": (barrier_of_no_arrivals, "Num arrivals must be at least 1"),
+}
+
+
 def raised(case: Callable[[], Lowering], filtering: str) -> BaseException:
     with jax_config.traceback_filtering(filtering), pytest.raises(Exception) as caught:
         function, arguments, platform = case()  # some mistakes raise as the call is built
@@ -222,3 +251,85 @@ def test_a_lowering_error_is_named_by_its_mined_site_in_its_releases_words(
     assert release is not None and jax.__version__ in release.releases
     assert release.contradiction is None, release.contradiction
     assert best.source is not None and best.source.release in release.releases
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+@pytest.mark.parametrize("case", sorted(FIRST_ANSWERS))
+def test_the_first_answer_is_the_error_jax_raised_at_its_own_site(
+    case: str, filtering: str, full_catalog: Catalog
+) -> None:
+    lowering, words = FIRST_ANSWERS[case]
+    site = traceback.extract_tb(raised(lowering, "off").__traceback__)[-1]
+    path = site.filename[site.filename.rindex("jax/") :]
+    [raising] = mined_at(mined_sites(), path, site.lineno)
+    paste = "".join(traceback.format_exception(raised(lowering, filtering)))
+    assert words in paste
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
+    assert answer.matches[0].errorId == raising, paste
+
+
+def barrier_mixed_up(where: str) -> Lowering:
+    """A Mosaic GPU copy into SMEM whose barrier is mixed up with the SMEM ref: swapped in
+    ``copy_gmem_to_smem`` (``"copy"``: JAX's lowering reads ``dst.type`` of the barrier, on
+    a line that holds no ``raise`` in 0.10.2, where 0.10.1 raised the integer-bytes error),
+    or given to ``barrier_wait`` (``"wait"``: the lowering calls ``.wait()`` on the ref)."""
+
+    def body(x_gmem: Any, o_gmem: Any, smem: Any, barrier: Any) -> None:
+        into, arriving = (barrier, smem) if where == "copy" else (smem, barrier)
+        plgpu.copy_gmem_to_smem(x_gmem, into, arriving)
+        plgpu.barrier_wait(smem if where == "wait" else barrier)
+
+    scratch = [plgpu.SMEM((128, 128), f16), plgpu.Barrier(num_arrivals=1)]
+    call = plgpu.kernel(body, out_type=spec((1,), jnp.int32), scratch_types=scratch)
+    return call, [spec((128, 128), f16)], "cuda"
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+@pytest.mark.parametrize("where", ["copy", "wait"])
+def test_pythons_error_inside_jax_is_named_by_the_raising_frames_own_line(
+    where: str, filtering: str, full_catalog: Catalog
+) -> None:
+    """No release has a site on the line: the raise point is the frame itself, its JAX
+    function and line, pinned to a release the paste reads."""
+    case = functools.partial(barrier_mixed_up, where)
+    site = traceback.extract_tb(raised(case, "off").__traceback__)[-1]
+    path = site.filename[site.filename.rindex("jax/") :]
+    paste = "".join(traceback.format_exception(raised(case, filtering)))
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
+    assert answer.matches == [] and answer.release is not None
+    [point] = answer.raisePoints
+    assert (point.errorId, point.filePath, point.line, point.function) == (
+        None,
+        path,
+        site.lineno,
+        site.name,
+    )
+    assert jax.__version__ in point.releases
+    assert set(point.releases) <= set(answer.release.releases)
+    pinned = {
+        f"{release_commits()[release]}/{path}#L{site.lineno}-L{site.lineno}"
+        for release in point.releases
+    }
+    assert point.sourceUrl is not None and point.sourceUrl.split("/blob/")[1] in pinned
+
+
+@pytest.mark.parametrize("filtering", ["auto", "off"])
+def test_a_site_that_stood_on_the_raising_line_in_another_release_is_not_named(
+    filtering: str, full_catalog: Catalog
+) -> None:
+    copy_into_the_barrier = functools.partial(barrier_mixed_up, "copy")
+    error = raised(copy_into_the_barrier, "off")
+    site = traceback.extract_tb(error.__traceback__)[-1]
+    path = site.filename[site.filename.rindex("jax/") :]
+    assert isinstance(error, AttributeError) and not mined_at(mined_sites(), path, site.lineno)
+    elsewhere = [
+        record_id
+        for record_id, facts in mined_sites().items()
+        for entry in facts["releases"]
+        if entry.get("filePath", facts["filePath"]) == path and entry["lineNumber"] == site.lineno
+    ]
+    assert elsewhere  # the line held a raise in another release
+    paste = "".join(traceback.format_exception(raised(copy_into_the_barrier, filtering)))
+    answer = MatchService(full_catalog).match(MatchRequest(text=paste))
+    assert answer.release is not None and jax.__version__ in answer.release.releases
+    assert not {point.errorId for point in answer.raisePoints} & set(elsewhere), paste
