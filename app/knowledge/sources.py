@@ -50,12 +50,11 @@ class ReleaseSource:
                 )
             )
         assert self.wheel is not None
-        folder = prefix.rstrip("/") + "/"
         with zipfile.ZipFile(self.wheel) as wheel:
             return {
                 info.filename: f"{info.CRC:08x}:{info.file_size}"
                 for info in sorted(wheel.infolist(), key=lambda info: info.filename)
-                if info.filename == prefix or info.filename.startswith(folder)
+                if _under(info.filename, (prefix,))
             }
 
     def read(self, path: str) -> str:
@@ -68,12 +67,13 @@ class ReleaseSource:
     def extract(self, paths: Iterable[str], target: Path) -> Path:
         """The files under ``paths`` that the release has, written under ``target``."""
         target.mkdir(parents=True, exist_ok=True)
+        wanted = tuple(paths)
         if self.git_dir is None:
             assert self.wheel is not None
             with zipfile.ZipFile(self.wheel) as wheel:
-                wheel.extractall(target, [name for path in paths for name in self.files(path)])
+                wheel.extractall(target, [n for n in wheel.namelist() if _under(n, wanted)])
             return target
-        present = [path for path in paths if self.files(path)]
+        present = [path for path in wanted if self.files(path)]
         archive = subprocess.run(
             ["git", "-C", str(self.git_dir), "archive", "--format=tar", self.commit, *present],
             capture_output=True,
@@ -85,6 +85,11 @@ class ReleaseSource:
             with tarfile.open(fileobj=buffer) as tar:
                 tar.extractall(target, filter="data")
         return target
+
+
+def _under(name: str, paths: Iterable[str]) -> bool:
+    """Whether a file's path is one of ``paths`` or inside one of those folders."""
+    return any(name == path or name.startswith(path.rstrip("/") + "/") for path in paths)
 
 
 def release_sources(

@@ -597,8 +597,9 @@ class FrameIndex:
         on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
         # The releases the paste reads, where the frame's function spans its line in one:
         # a frame of another release than the rest (a paste put together) keeps its own.
+        spanning = self._spanning(frame)
         read = self._mask_of(possible)
-        if not self._spanning(frame) & read:
+        if not spanning & read:
             read = 0
         for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
             on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
@@ -634,18 +635,17 @@ class FrameIndex:
         chosen = ranked or fallback
         chosen.sort(key=lambda item: -item[0])
         if not chosen:
-            return self._frame_point(frame, short_class, read)
+            return self._frame_point(frame, short_class, spanning & read or spanning)
         return [
             self._raise_point(number, frame, mask, shown, short_class)
             for _, number, mask, shown in chosen
         ]
 
-    def _frame_point(self, frame: Frame, short_class: str, read: int) -> list[RaisePoint]:
+    def _frame_point(self, frame: Frame, short_class: str, releases: int) -> list[RaisePoint]:
         """The raising frame itself, where no site is: a line of a JAX function that
         raised no ``raise`` of its own (``barrier.wait(…)`` on what is no barrier raises
-        Python's ``AttributeError``), named with the releases whose function spans it."""
-        spanning = self._spanning(frame)
-        releases = spanning & read or spanning
+        Python's ``AttributeError``), named with ``releases``, those whose function spans
+        it (the paste's, where some are)."""
         if not releases:
             return []
         reason = (

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib
-import inspect
 import json
 import textwrap
 import warnings
@@ -22,6 +21,7 @@ from app.knowledge.calls import MINED_CALLS, call_records
 from app.knowledge.releases import ids_until
 from app.knowledge.signatures import Signature, function_signature
 from app.matching.templates import compile_pattern
+from tests.knowledge.test_signatures import call_signature
 
 INSTALLED = "0.10.2"
 UNKNOWN = "not_a_parameter"  # a keyword no callable takes
@@ -50,15 +50,6 @@ def installed(record: dict[str, Any]) -> list[Any]:
                 found.append(getattr(module, name))
     assert found, record["calledAs"]
     return found
-
-
-def call_signature(callable_: Any) -> inspect.Signature:
-    """The parameters a call binds to. An instance (an enum's member) is called through its
-    class's ``__call__``; since Python 3.12 ``inspect.signature`` of an enum's member gives
-    ``Enum``'s own ``(*values)`` instead."""
-    if not inspect.isclass(callable_) and not inspect.isfunction(callable_):
-        callable_ = type(callable_).__call__.__get__(callable_)
-    return inspect.signature(callable_)
 
 
 def the_call(record: dict[str, Any], callable_: Any) -> tuple[list[Any], dict[str, Any]]:

@@ -33,14 +33,18 @@ KINDS = {
 }
 
 
-def as_python_reads_it(callable_: Any) -> tuple[Any, ...]:
-    """What ``inspect`` says of a callable, in the terms of ``Signature``. An instance (an
-    enum's member) is read through its class's ``__call__``, which Python calls: since
-    Python 3.12, ``inspect.signature`` of an enum's member gives ``Enum``'s own
-    ``__signature__`` (``(*values)``), the enum's, not the member's."""
+def call_signature(callable_: Any) -> inspect.Signature:
+    """The parameters a call binds to. An instance (an enum's member) is called through its
+    class's ``__call__``; since Python 3.12 ``inspect.signature`` of an enum's member gives
+    ``Enum``'s own ``(*values)`` instead."""
     if not inspect.isclass(callable_) and not inspect.isfunction(callable_):
         callable_ = type(callable_).__call__.__get__(callable_)
-    parameters = inspect.signature(callable_).parameters.values()
+    return inspect.signature(callable_)
+
+
+def as_python_reads_it(callable_: Any) -> tuple[Any, ...]:
+    """What ``inspect`` says of a callable, in the terms of ``Signature``."""
+    parameters = call_signature(callable_).parameters.values()
     return (
         tuple(
             Parameter(p.name, KINDS[p.kind], p.default is inspect.Parameter.empty)

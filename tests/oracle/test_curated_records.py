@@ -756,6 +756,12 @@ def assert_raised_at(error: BaseException, record: dict[str, Any], path: str, li
         assert site.line is not None and site.line.startswith("assert ")
 
 
+@functools.cache
+def committed_spans() -> dict[str, Any]:
+    """Where each mined release defines its functions (``data/jax-functions.json``)."""
+    return dict(json.loads(FUNCTIONS_FILE.read_text(encoding="utf-8")))
+
+
 def installed_site(record: dict[str, Any]) -> tuple[str, int]:
     """Where the installed JAX has the record's site: its line in that release (a curated
     record shows the newest release's). A site mining does not reach is the line of the
@@ -772,7 +778,7 @@ def installed_site(record: dict[str, Any]) -> tuple[str, int]:
         if json.loads(file.read_text(encoding="utf-8"))["record"]["id"] == record["id"]
     ]
     source = (Path(jax.__file__).parent.parent / path).read_text(encoding="utf-8").splitlines()
-    spans = json.loads(FUNCTIONS_FILE.read_text(encoding="utf-8"))
+    spans = committed_spans()
     functions = spans["files"].get(path)
     if functions is None:  # a file no frame is placed in: the statement is its own
         [line] = [n for n, text in enumerate(source, 1) if statement in text]
