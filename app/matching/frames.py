@@ -988,13 +988,10 @@ def _unparsed(expression: str) -> str | None:
 
 
 def _release_of(version: str) -> str | None:
+    """The release a version numbers, its development suffix dropped: ``0.12.0.2.dev…``
+    is 0.12.0.2, a release after 0.12.0.1, not the 0.12.0 its first three parts name."""
     found = _RELEASE_PART.match(version)
-    if found is None:
-        return None
-    release = found[0]
-    if release.count(".") == 3 and release not in release_commits():
-        release = release.rsplit(".", 1)[0]
-    return release
+    return None if found is None else found[0]
 
 
 def _union(masks: Iterable[int]) -> int:

@@ -222,6 +222,12 @@ def test_a_version_named_against_the_frames_is_reported() -> None:
     ("line", "used", "placing"),
     [
         ("jax: 0.12.1.dev20261120", "0.12.0.1", "newer than 0.12.0.1, the newest release mined"),
+        (
+            "jaxlib 0.12.0.2.dev20261120",
+            "0.12.0.1",
+            "newer than 0.12.0.1, the newest release mined",
+        ),
+        ("jax==0.10.0.1", "0.10.0", "not a release mined"),
         ("jaxlib 0.10.3.dev20261101", "0.10.2", "not a release mined"),
         ("pip: jax==0.4.13", "0.4.15", "older than 0.4.15, the oldest release mined"),
         ("jax==0.9.5", "0.9.2", "not a release mined"),
