@@ -181,8 +181,8 @@ def show(
     ] = False,
 ) -> None:
     """Explain one record: what the error means and errata's example fix (--json: the record)."""
-    from app.errors import NotFound
-    from app.records.store import RecordStore
+    from app.errors import NotFound, SharedSlug
+    from app.records.store import MAX_PAGE_SIZE, RecordFilters, RecordStore
     from app.rendering.cards import record_card
     from app.rendering.links import RELATIVE
     from app.rendering.records import find_record
@@ -195,6 +195,14 @@ def show(
                 row = find_record(store, key)
             except NotFound as exc:
                 _usage_error(exc.detail)
+            except SharedSlug:
+                page = store.search(RecordFilters(slug=key), limit=MAX_PAGE_SIZE, cursor=None)
+                listed = "".join(f"\n  {row.id}  {row.error_message}" for row in page.rows)
+                more = f"\n  … and {page.total - len(page.rows)} more" if page.next_cursor else ""
+                _usage_error(
+                    f"{page.total} records share the slug {key!r}; show one by its id:"
+                    f"{listed}{more}"
+                )
             if as_json:
                 from app.api.records import envelope
 

@@ -57,6 +57,21 @@ class WritesBusy(ProblemError):
     title = "Conflict"
 
 
+class SharedSlug(ProblemError):
+    """Several live records have the slug asked for: the dataset's slug is a message's first
+    50 characters, and messages alike share one; each record is asked for by its id."""
+
+    status = 409
+    title = "Conflict"
+
+    def __init__(self, slug: str, records: int) -> None:
+        super().__init__(
+            f"{records} records share the slug {slug!r}: ask for one by its id, or list them"
+            f" (GET /api/errors?slug={slug})."
+        )
+        self.slug = slug
+
+
 class ServiceUnavailable(ProblemError):
     status = 503
     title = "Service unavailable"

@@ -209,6 +209,23 @@ def test_show_explains_a_record_by_slug_or_id_and_prints_it_with_json(errata) ->
     assert record["record"]["id"] == "225d0e9c2ee22311"
 
 
+def test_show_lists_the_records_a_slug_is_shared_by(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    start = "Widget 0123456789abcdef has no attribute that was asked for: "
+    records = [
+        {"id": f"00000000000000a{n}", "errorMessage": f"{start}'{name}'"}
+        for n, name in enumerate(["spin", "turn"])
+    ]
+    (tmp_path / "shared.json").write_text(json.dumps(records), encoding="utf-8")
+    assert errata("import", str(tmp_path / "shared.json")).returncode == 0
+    slug = "widget-0123456789abcdef-has-no-attribute-that-was"
+    shown = errata("show", slug)
+    assert shown.returncode == 2
+    assert f"2 records share the slug '{slug}'; show one by its id:" in shown.stderr
+    for record in records:
+        assert f"{record['id']}  {record['errorMessage']}" in shown.stderr
+    assert "'spin'" in errata("show", "00000000000000a0").stdout
+
+
 def test_compute_gives_the_verdict_and_fixes_of_the_api(errata) -> None:  # type: ignore[no-untyped-def]
     args = ("compute", "--operation", "copy_gmem_to_smem", "--shape", "7", "--dtype", "int4")
     failing = errata(*args)

@@ -99,6 +99,10 @@ def list_records(
             ),
         ),
     ] = None,
+    slug: Annotated[
+        str | None,
+        Query(max_length=200, description="Records with this slug (messages alike share one)."),
+    ] = None,
     include_retired: Annotated[bool, Query(alias="includeRetired")] = False,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
     cursor: Annotated[str | None, Query(max_length=200, pattern=CURSOR_PATTERN)] = None,
@@ -113,6 +117,7 @@ def list_records(
         function=function,
         backend=backend,
         release=release,
+        slug=slug,
         include_retired=include_retired,
     )
     page = store.search(filters, limit=limit, cursor=cursor)
@@ -128,6 +133,7 @@ def list_records(
     summary="A record by its slug",
 )
 def get_by_slug(store: StoreDep, slug: Annotated[str, Path(max_length=200)]) -> RecordEnvelope:
+    """409 where several live records share the slug: `GET /api/errors?slug=` lists them."""
     return envelope(store.get_by_slug(slug))
 
 

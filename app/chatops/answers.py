@@ -21,7 +21,7 @@ from app.chatops.commands import (
     Paste,
     parse_command,
 )
-from app.errors import NotFound, ProblemError
+from app.errors import NotFound, ProblemError, SharedSlug
 from app.records.store import RecordFilters, RecordStore
 from app.rendering.cards import Card, Link, Quote, compute_card, match_cards, record_card
 from app.rendering.links import Links
@@ -74,13 +74,25 @@ class Answerer:
             row = find_record(self.store, key)
         except NotFound:
             return self._not_found(key, slash)
+        except SharedSlug:
+            return self._shared_slug(key)
         return record_card(row.document, self.store.annotation(row.id), self.links)
+
+    def _shared_slug(self, slug: str) -> Card:
+        page = self.store.search(RecordFilters(slug=slug), limit=SEARCH_HITS, cursor=None)
+        hits = [Link(row.error_message, self.links.record(row.id)) for row in page.rows]
+        if page.total > len(hits):
+            hits.append(Link(f"All {page.total}", self.links.search(slug=slug)))
+        return Card(
+            f"{page.total} records share that slug",
+            quotes=(Quote("You asked for", slug),),
+            text=("Their messages begin alike: pick one by its message.",),
+            links=tuple(hits),
+        )
 
     def _not_found(self, key: str, slash: str) -> Card:
         page = self.store.search(RecordFilters(q=key), limit=SEARCH_HITS, cursor=None)
-        hits = tuple(
-            Link(row.error_message, self.links.record(row.slug or row.id)) for row in page.rows
-        )
+        hits = tuple(Link(row.error_message, self.links.record(row.id)) for row in page.rows)
         advice = (
             "Records that mention it:"
             if hits

@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
 
 from app.db import json_text
-from app.errors import InvalidInput, NotFound, WritesBusy, invalid_field
+from app.errors import InvalidInput, NotFound, SharedSlug, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
 from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
 from app.records.version_watch import VersionWatch, mark_written
@@ -66,6 +66,7 @@ class RecordFilters:
     function: str | None = None
     backend: str | None = None
     release: str | None = None  # the error can be raised in this JAX release
+    slug: str | None = None
     include_retired: bool = False
 
 
@@ -127,16 +128,22 @@ class RecordStore:
         return row
 
     def get_by_slug(self, slug: str) -> RecordRow:
+        """The live record with this slug, else a retired one; ``SharedSlug`` where several
+        live records have it."""
         if unstorable_text(slug):  # no record holds it: writes refuse such text
             raise NotFound(f"No error record with slug {slug!r}.")
-        row = self.session.scalars(
+        rows = self.session.scalars(
             select(RecordRow)
             .where(RecordRow.slug == slug)
             .order_by(RecordRow.retired, RecordRow.id)
-        ).first()
-        if row is None:
+            .limit(2)
+        ).all()
+        if not rows:
             raise NotFound(f"No error record with slug {slug!r}.")
-        return row
+        if len(rows) == 2 and not rows[1].retired:
+            sharing = self.search(RecordFilters(slug=slug), limit=1, cursor=None)
+            raise SharedSlug(slug, sharing.total)
+        return rows[0]
 
     def version(self) -> int:
         """Goes up with every write; readers compare it to know their caches are stale.
@@ -212,6 +219,7 @@ class RecordStore:
             ("severity", filters.severity),
             ("filePath", filters.file_path),
             ("function", filters.function),
+            ("slug", filters.slug),
         ):
             if text is not None and (reason := unstorable_text(text)) is not None:
                 raise invalid_field(name, f"{reason}, which no record holds")
@@ -225,6 +233,7 @@ class RecordStore:
             (RecordRow.file_path, filters.file_path),
             (RecordRow.function, filters.function),
             (RecordRow.backend, filters.backend),
+            (RecordRow.slug, filters.slug),
         ):
             if value is not None:
                 query = query.where(column == value)

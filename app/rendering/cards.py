@@ -124,7 +124,7 @@ def match_cards(
         for found in response.unmatched[:3]
     )
     closest = tuple(
-        Link(suggestion.errorMessage, links.record(suggestion.slug or suggestion.errorId))
+        Link(suggestion.errorMessage, links.record(suggestion.errorId))
         for suggestion in response.suggestions
     )
     text = (
@@ -206,8 +206,14 @@ def _raise_point_card(
     )
 
 
+def _record_page(point: RaisePointOut, links: Links) -> str | None:
+    """The page of the point's record, where the catalog holds one (``slug`` says so)."""
+    return links.record(point.errorId) if point.errorId and point.slug is not None else None
+
+
 def _site_links(point: RaisePointOut, links: Links) -> list[Link]:
-    found = [Link("Record page", links.record(point.slug))] if point.slug else []
+    page = _record_page(point, links)
+    found = [Link("Record page", page)] if page else []
     if point.sourceUrl:
         found.append(Link("JAX source", point.sourceUrl))
     return found
@@ -218,7 +224,7 @@ def _other_sites(points: Iterable[RaisePointOut], links: Links) -> list[Link]:
     source."""
     found = []
     for point in points:
-        url = links.record(point.slug) if point.slug else point.sourceUrl
+        url = _record_page(point, links) or point.sourceUrl
         if url:
             found.append(Link(f"Or {point.function} ({point.filePath}:{point.line})", url))
     return found[:3]
@@ -311,10 +317,9 @@ def _match_card(
         if match.sourceOnly.closest:
             text.append("Closest curated errors: see the links.")
         closest = tuple(
-            Link(item.errorMessage, links.record(item.slug or item.errorId))
-            for item in match.sourceOnly.closest
+            Link(item.errorMessage, links.record(item.errorId)) for item in match.sourceOnly.closest
         )
-    page = Link("Record page", links.record(match.slug or match.errorId))
+    page = Link("Record page", links.record(match.errorId))
     source = (Link(_source_label(match.source), match.sourceUrl),) if match.sourceUrl else ()
     return Card(
         title=f"{match.errorClass or 'Error'}: {message}",
@@ -475,7 +480,7 @@ def record_card(document: dict[str, Any], annotation: dict[str, Any] | None, lin
         facts=facts,
         text=tuple(text),
         fixes=fixes,
-        links=(Link("Record page", links.record(document.get("slug") or document["id"])),),
+        links=(Link("Record page", links.record(document["id"])),),
     )
 
 

@@ -24,6 +24,10 @@ class Links:
         given = {name: value for name, value in fields.items() if value is not None}
         return f"{self.base}/compute?{urlencode(given)}#verdict"
 
+    def search(self, **fields: object) -> str:
+        """The records page for these filters (``q``, ``slug``)."""
+        return f"{self.base}/search?{urlencode(fields)}"
+
     def match(self, **fields: object) -> str:
         """A paste's result, matched again from the fields (the web pages' ``paste=``)."""
         given = {name: value for name, value in fields.items() if value is not None}

@@ -164,7 +164,7 @@ def _closest(catalog: Catalog, record_id: str, site: SiteFacts | None) -> list[R
         return []
     return [
         RelatedRecord(
-            url=RELATIVE.record(near.slug or near.errorId),
+            url=RELATIVE.record(near.errorId),
             message=near.errorMessage,
             reasons=near.why,
         )
@@ -304,7 +304,7 @@ def _related_record(info: RecordInfo, relations: dict[str, list[str]]) -> Relate
         if details:
             said.append(wording.format(", ".join(details)))
     return RelatedRecord(
-        url=RELATIVE.record(info.slug or info.id), message=info.message, reasons="; ".join(said)
+        url=RELATIVE.record(info.id), message=info.message, reasons="; ".join(said)
     )
 
 

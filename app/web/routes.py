@@ -15,7 +15,7 @@ from app.alignment import DTYPES, OPERATIONS, AlignmentInputError, parse_dtype, 
 from app.alignment.engine import get_operation
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
-from app.errors import NotFound, ProblemError
+from app.errors import NotFound, ProblemError, SharedSlug
 from app.matching import MAX_PASTE_BYTES, paste_end
 from app.records.store import RecordFilters
 from app.rendering.cards import Card, compute_card, match_cards
@@ -222,12 +222,15 @@ def search(
     store: StoreDep,
     q: Annotated[str, Query(max_length=500)] = "",
     cursor: Annotated[str | None, Query(max_length=200)] = None,
+    slug: Annotated[str, Query(max_length=200)] = "",
 ) -> HTMLResponse:
+    """Records holding the words ``q``; with ``slug``, the records sharing that slug."""
+    filters = RecordFilters(q=q or None, slug=slug or None)
     try:
-        found = store.search(RecordFilters(q=q or None), limit=SEARCH_PAGE_SIZE, cursor=cursor)
+        found = store.search(filters, limit=SEARCH_PAGE_SIZE, cursor=cursor)
     except ProblemError as exc:
-        return page("search.html", exc.status, q=q, found=None, problem=exc.detail)
-    return page("search.html", q=q, found=found, problem=None)
+        return page("search.html", exc.status, q=q, slug=slug, found=None, problem=exc.detail)
+    return page("search.html", q=q, slug=slug, found=found, problem=None)
 
 
 @router.get("/errors/{key}")
@@ -236,4 +239,6 @@ def record(store: StoreDep, catalog: CatalogDep, key: str) -> HTMLResponse:
         row = find_record(store, key)
     except NotFound as exc:
         return page("error.html", 404, title="No such error record", detail=exc.detail)
+    except SharedSlug:
+        return search(store, slug=key)
     return page("record.html", view=record_page(store, catalog, row))

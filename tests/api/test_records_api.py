@@ -146,6 +146,35 @@ def test_by_slug_and_related(client: httpx.Client) -> None:
     )
 
 
+def records_sharing_a_slug(curator: httpx.Client, count: int) -> tuple[str, list[str]]:
+    """Records whose messages share their first 50 characters, so their slug: the dataset
+    derives a slug from those alone (105 of JAX's records read "module
+    'jax.experimental.pallas.tpu' has no attribute …")."""
+    start = f"Widget {uuid.uuid4().hex} has no attribute "  # 57 characters
+    made = [new_record(errorMessage=f"{start}'{name}'") for name in "abcdefgh"[:count]]
+    slugs = {
+        curator.put(f"/api/errors/{r['id']}", json={"record": r}).json()["record"]["slug"]
+        for r in made
+    }
+    [slug] = slugs
+    return slug, [r["id"] for r in made]
+
+
+def test_a_slug_several_records_share_names_none_of_them(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    slug, ids = records_sharing_a_slug(curator, 3)
+    assert_problem(client.get(f"/api/errors/by-slug/{slug}"), 409, "3 records share the slug")
+    listed = client.get("/api/errors", params={"slug": slug}).json()
+    assert sorted(item["id"] for item in listed["items"]) == sorted(ids)
+    assert listed["total"] == 3
+    # Once the others are retired, the slug names the live record again.
+    for record_id in ids[1:]:
+        retired = {**client.get(f"/api/errors/{record_id}").json()["record"], "retired": True}
+        assert curator.put(f"/api/errors/{record_id}", json={"record": retired}).is_success
+    assert client.get(f"/api/errors/by-slug/{slug}").json()["record"]["id"] == ids[0]
+
+
 def test_unknown_ids_and_routes_are_named_problems(client: httpx.Client) -> None:
     assert_problem(client.get("/api/errors/0000000000000000"), 404, "0000000000000000")
     assert_problem(client.get("/api/errors/by-slug/nothing-here"), 404, "nothing-here")

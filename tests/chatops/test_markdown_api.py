@@ -31,7 +31,7 @@ def test_match_answers_in_markdown_when_asked(client: httpx.Client) -> None:
     assert text.startswith("### ValueError: Can only transfer integer bytes")
     assert "**Best fix: pad the block from 7 to 256 elements**" in text
     assert "plgpu.SMEM((32,), jnp.int32)" in text, "every fix, unlike the chat answers"
-    assert f"({PUBLIC_BASE_URL}/errors/can-only-transfer-integer-bytes-shape-dst-ty-sha)" in text
+    assert f"({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text
 
 
 def test_compute_answers_in_markdown_when_asked(client: httpx.Client) -> None:

@@ -56,8 +56,7 @@ def test_a_paste_is_answered_in_markdown(client: httpx.Client) -> None:
     assert "After:\n```python\nplgpu.SMEM((256,), jnp.int4)\n```" in text
     assert "_3 more fixes: follow All fixes._" in text
     assert "plgpu.SMEM((128,), jnp.int8)" not in text, "the best fix only, as in Slack"
-    slug = "can-only-transfer-integer-bytes-shape-dst-ty-sha"
-    assert f"[Record page]({PUBLIC_BASE_URL}/errors/{slug})" in text
+    assert f"[Record page]({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text
 
 
 def test_a_record_and_a_computation(client: httpx.Client) -> None:

@@ -292,7 +292,7 @@ def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None
     assert not any(line.startswith("What to do") for line in card.text)
 
 
-def test_a_source_only_errors_closest_records_link_by_id_where_they_have_no_slug() -> None:
+def test_a_source_only_errors_closest_records_link_by_id_which_slugs_alike_share() -> None:
     response = _unfixed_match("Got bytes=32 but 128")
     closest = [
         ClosestOut(errorId=id_, slug=slug, errorMessage=id_, score=0.5, why="same file")
@@ -311,7 +311,7 @@ def test_a_source_only_errors_closest_records_link_by_id_where_they_have_no_slug
     )
     response.matches[0].sourceOnly = source
     [card] = match_cards(response, {}, Links(""))
-    assert [link.url for link in card.links[1:]] == ["/errors/r2", "/errors/third"]
+    assert [link.url for link in card.links[1:]] == ["/errors/r2", "/errors/r3"]
 
 
 @pytest.mark.parametrize(

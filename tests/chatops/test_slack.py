@@ -7,13 +7,15 @@ import time
 import httpx
 import pytest
 
+from app.chatops.answers import SEARCH_HITS
 from app.chatops.commands import MAX_PASTE_CHARS
 from app.chatops.slack import HEADER_LIMIT, MAX_BLOCKS, SECTION_LIMIT
-from tests.api.test_records_api import assert_problem
+from tests.api.test_records_api import assert_problem, records_sharing_a_slug
 from tests.chatops.chat import block_texts, slack, slack_body, slack_headers, traceback
 from tests.conftest import PUBLIC_BASE_URL
 
 INT4_SLUG = "can-only-transfer-integer-bytes-shape-dst-ty-sha"
+INT4_ID = "225d0e9c2ee22311"
 
 
 def test_a_signed_help_command_is_answered_privately(client: httpx.Client) -> None:
@@ -96,7 +98,7 @@ def test_a_pasted_traceback_gets_the_error_its_values_and_the_best_fix(
     assert "7 × 4 bits = 28 bits; 28 mod 8 = 4" in texts
     assert "*Best fix: pad the block from 7 to 256 elements*" in texts
     assert "*After*\n```\nplgpu.SMEM((256,), jnp.int4)\n```" in texts
-    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_SLUG}|Record page>" in texts
+    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_ID}|Record page>" in texts
     assert message["text"].startswith("ValueError: Can only transfer integer bytes")
 
 
@@ -116,7 +118,7 @@ def test_share_posts_in_channel(client: httpx.Client) -> None:
     assert "Can only transfer integer bytes" in message["blocks"][0]["text"]["text"]
 
 
-@pytest.mark.parametrize("key", ["225d0e9c2ee22311", INT4_SLUG])
+@pytest.mark.parametrize("key", [INT4_ID, INT4_SLUG])
 def test_a_record_by_id_or_slug_shows_errata_corrected_example(
     client: httpx.Client, key: str
 ) -> None:
@@ -128,7 +130,18 @@ def test_a_record_by_id_or_slug_shows_errata_corrected_example(
     assert "errata corrects this record (Example fix" in texts
     assert "*Example fix, as corrected by errata*" in texts
     assert "x = jnp.pad(x, (0, 256 - 7))" in texts
-    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_SLUG}|Record page>" in texts
+    assert f"<{PUBLIC_BASE_URL}/errors/{INT4_ID}|Record page>" in texts
+
+
+def test_a_slug_records_share_gets_each_of_them_by_id(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    slug, ids = records_sharing_a_slug(curator, 7)
+    texts = block_texts(slack(client, slug).json())
+    assert "7 records share that slug" in texts
+    linked = [record_id for record_id in ids if f"{PUBLIC_BASE_URL}/errors/{record_id}|" in texts]
+    assert len(linked) == SEARCH_HITS
+    assert f"<{PUBLIC_BASE_URL}/search?slug={slug}|All 7>" in texts
 
 
 def test_pad_computes_the_verdict_and_fixes(client: httpx.Client) -> None:

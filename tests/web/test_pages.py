@@ -6,8 +6,10 @@ import re
 
 import httpx
 import pytest
+from markupsafe import escape
 
 from app.web.record_page import SPECIFIC_TAG_SHARE
+from tests.api.test_records_api import records_sharing_a_slug
 from tests.chatops.chat import traceback
 
 HTML = "text/html; charset=utf-8"
@@ -48,6 +50,19 @@ def test_a_record_is_found_by_slug_and_by_id(client: httpx.Client) -> None:
     assert by_id.status_code == by_slug.status_code == 200
     assert by_id.text == by_slug.text
     assert 'id="correction-exampleFix"' in by_id.text
+
+
+def test_a_slug_records_share_lists_them_each_linked_by_id(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    slug, ids = records_sharing_a_slug(curator, 2)
+    listing = client.get(f"/errors/{slug}")
+    assert listing.status_code == 200
+    assert f"Records sharing the slug “{slug}”" in listing.text
+    for record_id in ids:
+        message = escape(client.get(f"/api/errors/{record_id}").json()["record"]["errorMessage"])
+        assert f'<a href="/errors/{record_id}">{message}</a>' in listing.text
+        assert message in client.get(f"/errors/{record_id}").text
 
 
 def test_what_people_type_is_escaped(client: httpx.Client) -> None:
