@@ -215,6 +215,129 @@ def iota(cast: bool) -> Any:
     return plgpu.kernel(body, out_type=spec((128,), jnp.int32)), [], "cuda"
 
 
+def swizzled(shape: tuple[int, ...], dtype: Any) -> plgpu.SMEM:
+    """An SMEM buffer tiled and swizzled by 128 bytes, as wgmma and tcgen05_mma read them."""
+    columns = 128 // jnp.dtype(dtype).itemsize
+    transforms = (plgpu.TilingTransform((8, columns)), plgpu.SwizzleTransform(128))
+    return plgpu.SMEM(shape, dtype, transforms=transforms)
+
+
+def int8_wgmma_into(acc_dtype: Any) -> Any:
+    """``wgmma`` of a (64, 128) int8 lhs by a (128, 128) int8 rhs, the rhs held as (N, K)
+    (8-bit wgmma reads it K-major), into a (64, 128) accumulator of ``acc_dtype``."""
+
+    def body(a_gmem, bt_gmem, o_gmem, a_smem, bt_smem, barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(bt_gmem, bt_smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+        def accumulate(acc):
+            plgpu.wgmma(acc, a_smem, plgpu.transpose_ref(bt_smem, (1, 0)))
+            plgpu.wgmma_wait(0)
+            return acc[...]
+
+        o_gmem[...] = pl.run_scoped(accumulate, plgpu.ACC((64, 128), acc_dtype))
+
+    operands = [swizzled((64, 128), jnp.int8), swizzled((128, 128), jnp.int8)]
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec((64, 128), acc_dtype),
+        scratch_types=[*operands, plgpu.Barrier(num_arrivals=2)],
+    )
+    return kernel, [spec((64, 128), jnp.int8), spec((128, 128), jnp.int8)], "cuda"
+
+
+def tcgen05_mma_into(acc_shape: tuple[int, int]) -> Any:
+    """``tcgen05_mma`` of a (128, 128) float16 lhs by a (128, 64) rhs into a TMEM
+    accumulator of ``acc_shape``."""
+
+    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, acc_tmem, barrier, mma_barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+        plgpu.tcgen05_mma(acc_tmem, a_smem, b_smem, mma_barrier, accumulate=False)
+        plgpu.barrier_wait(mma_barrier)
+        o_gmem[...] = plgpu.async_load_tmem(acc_tmem)
+
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec(acc_shape),
+        scratch_types=[
+            swizzled((128, 128), f16),
+            swizzled((128, 64), f16),
+            plgpu.TMEM(acc_shape, f32),
+            plgpu.Barrier(num_arrivals=2),
+            plgpu.Barrier(orders_tensor_core=True),
+        ],
+    )
+    return kernel, [spec((128, 128), f16), spec((128, 64), f16)], "cuda"
+
+
+def wgmma_through_run_state(as_accumulator: bool, loaded_after: bool = False) -> Any:
+    """A (64, 128) by (128, 128) float16 ``wgmma`` whose accumulator is carried as a value
+    into ``pl.run_state``: wrapped in ``plgpu.ACC.init`` or not, its result written out
+    as it is or passed again to ``plgpu.wgmma_accumulator_load``."""
+
+    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+        def accumulate(acc_ref):
+            plgpu.wgmma(acc_ref, a_smem, b_smem)
+            plgpu.wgmma_wait(0)
+
+        zeros = plgpu.layout_cast(jnp.zeros((64, 128), f32), plgpu.Layout.WGMMA)
+        acc = pl.run_state(accumulate)(plgpu.ACC.init(zeros) if as_accumulator else zeros)
+        o_gmem[...] = plgpu.wgmma_accumulator_load(acc) if loaded_after else acc
+
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec((64, 128)),
+        scratch_types=[
+            swizzled((64, 128), f16),
+            swizzled((128, 128), f16),
+            plgpu.Barrier(num_arrivals=2),
+        ],
+    )
+    return kernel, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
+
+
+def sum_of_a_wgmma(one_axis_at_a_time: bool) -> Any:
+    """The sum of all elements of a (64, 128) by (128, 128) float16 ``wgmma``'s result:
+    over both axes at once, or over its rows then the row sums."""
+
+    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+
+        def accumulate(acc):
+            plgpu.wgmma(acc, a_smem, b_smem)
+            plgpu.wgmma_wait(0)
+            return acc[...]
+
+        product = pl.run_scoped(accumulate, plgpu.ACC((64, 128), f32))
+        if one_axis_at_a_time:
+            o_gmem[...] = jnp.sum(jnp.sum(product, axis=1), axis=0)
+        else:
+            o_gmem[...] = jnp.sum(product)
+
+    kernel = plgpu.kernel(
+        body,
+        out_type=spec(()),
+        scratch_types=[
+            swizzled((64, 128), f16),
+            swizzled((128, 128), f16),
+            plgpu.Barrier(num_arrivals=2),
+        ],
+    )
+    return kernel, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
+
+
+# Record id -> (before, after): the record's example fix as kernels to lower.
+
+
 # --- TPU ------------------------------------------------------------------------------------
 
 
@@ -328,6 +451,82 @@ def tpu_pipeline(
             return call(x)
 
     return f, [spec((256, 128))], "tpu"
+
+
+def row_maxima(dtype: Any, in_int32: bool) -> Any:
+    """Each row's maximum of an (8, 128) block of ``dtype``: reduced in its own dtype, or
+    widened to int32, reduced, and cast back."""
+
+    def kernel(x_ref, o_ref):
+        x = x_ref[...].astype(jnp.int32) if in_int32 else x_ref[...]
+        o_ref[...] = jnp.max(x, axis=1, keepdims=True).astype(o_ref.dtype)
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 1), dtype))
+    return call, [spec((8, 128), dtype)], "tpu"
+
+
+def copied_from_hbm(semaphore: Any) -> Any:
+    """An (8, 128) block left in HBM, copied into VMEM by a DMA that signals ``semaphore``."""
+
+    def kernel(x_hbm, o_ref, buffer, sem):
+        copy = pltpu.make_async_copy(x_hbm, buffer, sem)
+        copy.start()
+        copy.wait()
+        o_ref[...] = buffer[...]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((8, 128)),
+        in_specs=[pl.BlockSpec(memory_space=pl.ANY)],
+        scratch_shapes=[pltpu.VMEM((8, 128), f32), semaphore],
+    )
+    return call, [spec((8, 128))], "tpu"
+
+
+def masked_by_a_mask_in_hbm(as_int32: bool) -> Any:
+    """A block zeroed where a boolean mask left in HBM is false, the mask copied into VMEM
+    by a DMA: as bools, or passed as int32 and compared with 0 in the kernel."""
+    mask_dtype = jnp.int32 if as_int32 else jnp.bool_
+
+    def kernel(x_ref, mask_hbm, o_ref, mask_vmem, sem):
+        copy = pltpu.make_async_copy(mask_hbm, mask_vmem, sem)
+        copy.start()
+        copy.wait()
+        mask = mask_vmem[...] != 0 if as_int32 else mask_vmem[...]
+        o_ref[...] = jnp.where(mask, x_ref[...], 0.0)
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((8, 128)),
+        in_specs=[pl.BlockSpec(memory_space=pltpu.VMEM), pl.BlockSpec(memory_space=pl.ANY)],
+        scratch_shapes=[pltpu.VMEM((8, 128), mask_dtype), pltpu.SemaphoreType.DMA],
+    )
+
+    def f(x, mask):
+        return call(x, mask.astype(mask_dtype))
+
+    return f, [spec((8, 128)), spec((8, 128), jnp.bool_)], "tpu"
+
+
+def valid_rows_kept(by_where: bool) -> Any:
+    """The first ``n`` rows of a (16, 128) bfloat16 block kept, the rest zeroed, ``n`` read
+    from SMEM: by a masked store over zeros, or by ``jnp.where``."""
+
+    def kernel(n_ref, x_ref, o_ref):
+        x = x_ref[...]
+        valid = jax.lax.broadcasted_iota(jnp.int32, x.shape, 0) < n_ref[0]
+        if by_where:
+            o_ref[...] = jnp.where(valid, x, jnp.zeros_like(x))
+        else:
+            o_ref[...] = jnp.zeros_like(x)
+            pltpu.store(o_ref, x, mask=valid)
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((16, 128), jnp.bfloat16),
+        in_specs=[pl.BlockSpec(memory_space=pltpu.SMEM), pl.BlockSpec(memory_space=pltpu.VMEM)],
+    )
+    return call, [spec((1,), jnp.int32), spec((16, 128), jnp.bfloat16)], "tpu"
 
 
 # --- any backend: tracing -------------------------------------------------------------------
@@ -493,6 +692,75 @@ def blocks_added(second_block_rows: int) -> Any:
     return call, [spec((16, 128))] * 2, "tpu"
 
 
+def scaled_in_place(x_index: int) -> Any:
+    """A (16, 128) array scaled by a factor prefetched into scalar memory, the result written
+    over the array: its index in ``input_output_aliases`` counts the factor as input 0."""
+
+    def kernel(factor_ref, x_ref, o_ref):
+        o_ref[...] = x_ref[...] * factor_ref[0].astype(f32)
+
+    block = pl.BlockSpec((8, 128), lambda i, factor: (i, 0))
+    grid_spec = pltpu.PrefetchScalarGridSpec(
+        num_scalar_prefetch=1, grid=(2,), in_specs=[block], out_specs=block
+    )
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((16, 128)),
+        grid_spec=grid_spec,
+        input_output_aliases={x_index: 0},
+    )
+    return call, [spec((1,), jnp.int32), spec((16, 128))], "tpu"
+
+
+def copied_and_incremented(aliases: dict[int, int]) -> Any:
+    """One input written to two outputs, a copy and the input plus one, on Triton."""
+
+    def kernel(x_ref, copy_ref, o_ref):
+        copy_ref[...] = x_ref[...]
+        o_ref[...] = x_ref[...] + 1
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=[spec((128,))] * 2,
+        input_output_aliases=aliases,
+        compiler_params=pltriton.CompilerParams(),
+    )
+    return call, [spec((128,))], "cuda"
+
+
+def sum_of_three(aliases: dict[int, int]) -> Any:
+    """Three inputs summed into one output, on Triton."""
+
+    def kernel(x_ref, y_ref, z_ref, o_ref):
+        o_ref[...] = x_ref[...] + y_ref[...] + z_ref[...]
+
+    call = pl.pallas_call(
+        kernel,
+        out_shape=spec((128,)),
+        input_output_aliases=aliases,
+        compiler_params=pltriton.CompilerParams(),
+    )
+    return call, [spec((128,))] * 3, "cuda"
+
+
+def first_rows_loaded(mask_per_row: bool) -> Any:
+    """The first 10 rows of a (16, 128) block loaded on Triton, the others read as zeros: the
+    rows' mask as a (16,) vector, or as a (16, 1) column that broadcasts to the block."""
+
+    def kernel(x_ref, o_ref):
+        rows = jnp.arange(16) < 10
+        mask = rows[:, None] if mask_per_row else rows
+        o_ref[...] = pltriton.load(x_ref, mask=mask, other=0.0)
+
+    call = pl.pallas_call(
+        kernel, out_shape=spec((16, 128)), compiler_params=pltriton.CompilerParams()
+    )
+    return call, [spec((16, 128))], "cuda"
+
+
+# Record id -> (before, after): the record's example fix as kernels to lower.
+
+
 # --- Triton ---------------------------------------------------------------------------------
 
 
@@ -590,6 +858,77 @@ def prefix_copied(masked: bool) -> Any:
         ],
     )
     return call, [spec((1,), jnp.int32), spec((16, 128))], "tpu"
+
+
+def on_triton(kernel: Any, out_shape: Any, inputs: list[jax.ShapeDtypeStruct], **kw: Any) -> Any:
+    call = pl.pallas_call(
+        kernel, out_shape=out_shape, compiler_params=pltriton.CompilerParams(), **kw
+    )
+    return call, inputs, "cuda"
+
+
+def merged_atomically(op: Any, acc_dtype: Any, reduce: Any, x_dtype: Any = f16) -> Any:
+    """A (512,) array reduced by 4 programs: each reduces its (128,) block with ``reduce``
+    and merges the result with the atomic ``op`` into a scalar accumulator of ``acc_dtype``,
+    which starts as the value given for it (aliased to the output)."""
+
+    def kernel(x_ref, init_ref, o_ref):
+        op(o_ref, (), reduce(x_ref[...]).astype(o_ref.dtype))
+
+    scalar = pl.BlockSpec((), lambda i: ())
+    return on_triton(
+        kernel,
+        spec((), acc_dtype),
+        [spec((512,), x_dtype), spec((), acc_dtype)],
+        grid=(4,),
+        in_specs=[pl.BlockSpec((128,), lambda i: (i,)), scalar],
+        out_specs=scalar,
+        input_output_aliases={1: 0},
+    )
+
+
+def maximum_of_blocks(acc_dtype: Any) -> Any:
+    """A float16 array's maximum, merged into an ``acc_dtype`` scalar by atomic_max."""
+    return merged_atomically(pltriton.atomic_max, acc_dtype, jnp.max)
+
+
+def positives_counted(counter_dtype: Any) -> Any:
+    """A float32 array's positive entries, counted into a ``counter_dtype`` scalar by
+    atomic_add."""
+    return merged_atomically(
+        pltriton.atomic_add, counter_dtype, lambda x: jnp.sum(x > 0), x_dtype=f32
+    )
+
+
+def halves_stacked(by_stores: bool) -> Any:
+    """Two (16, 128) blocks stacked into a (32, 128) one: by jnp.concatenate on axis 0, or
+    by storing each into its rows of the output."""
+
+    def kernel(x_ref, y_ref, o_ref):
+        if by_stores:
+            o_ref[:16, :] = x_ref[...]
+            o_ref[16:, :] = y_ref[...]
+        else:
+            o_ref[...] = jnp.concatenate([x_ref[...], y_ref[...]], axis=0)
+
+    return on_triton(kernel, spec((32, 128)), [spec((16, 128))] * 2)
+
+
+def batched_matmul(grid_over_batch: bool) -> Any:
+    """jnp.matmul of two (4, 32, 32) arrays: in one program on the whole 3-D blocks, or one
+    program per batch entry, its (32, 32) matrices picked by BlockSpecs that squeeze the
+    batch dimension."""
+
+    def kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = jnp.matmul(x_ref[...], y_ref[...])
+
+    shape = (4, 32, 32)
+    if not grid_over_batch:
+        return on_triton(kernel, spec(shape), [spec(shape)] * 2)
+    block = pl.BlockSpec((None, 32, 32), lambda b: (b, 0, 0))
+    return on_triton(
+        kernel, spec(shape), [spec(shape)] * 2, grid=(4,), in_specs=[block] * 2, out_specs=block
+    )
 
 
 SAFE_ZIP = "75054f2533d302a4"
@@ -705,6 +1044,49 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "8ea6420807cf9254": (lambda: wgmma_into(64), lambda: wgmma_into(128)),
     "8634568ded61eb9d": (lambda: copy_on_triton(True), lambda: copy_on_triton(False)),
+    "5d4960595c6598ea": (lambda: int8_wgmma_into(jnp.uint32), lambda: int8_wgmma_into(jnp.int32)),
+    "ff92fc688f1e9cf1": (lambda: int8_wgmma_into(f32), lambda: int8_wgmma_into(jnp.int32)),
+    "8d3a37996d5915c1": (lambda: tcgen05_mma_into((64, 128)), lambda: tcgen05_mma_into((128, 64))),
+    "9477715715eede71": (
+        lambda: wgmma_through_run_state(False),
+        lambda: wgmma_through_run_state(True),
+    ),
+    "1f915c202bd8ab3d": (
+        lambda: wgmma_through_run_state(True, loaded_after=True),
+        lambda: wgmma_through_run_state(True),
+    ),
+    "bd962479cfe4d6c6": (lambda: sum_of_a_wgmma(False), lambda: sum_of_a_wgmma(True)),
+    "6c650f5c929ea23b": (
+        lambda: row_maxima(jnp.int8, False),
+        lambda: row_maxima(jnp.int8, True),
+    ),
+    "f1f25f2c692e55c8": (
+        lambda: row_maxima(jnp.uint8, False),
+        lambda: row_maxima(jnp.uint8, True),
+    ),
+    "e4e7fb90f9a4a3df": (
+        lambda: copied_from_hbm(pltpu.SemaphoreType.REGULAR),
+        lambda: copied_from_hbm(pltpu.SemaphoreType.DMA),
+    ),
+    "096a32b4fb8149a5": (
+        lambda: masked_by_a_mask_in_hbm(False),
+        lambda: masked_by_a_mask_in_hbm(True),
+    ),
+    "68ca1b663bf13134": (lambda: valid_rows_kept(False), lambda: valid_rows_kept(True)),
+    "46c1ddec04c03e42": (lambda: scaled_in_place(0), lambda: scaled_in_place(1)),
+    "4c290ca5abd01c54": (
+        lambda: copied_and_incremented({1: 0}),
+        lambda: copied_and_incremented({0: 1}),
+    ),
+    "1edef8ed850950fa": (lambda: sum_of_three({0: 2}), lambda: sum_of_three({2: 0})),
+    "08bd976b478f84a5": (lambda: first_rows_loaded(False), lambda: first_rows_loaded(True)),
+    "5e51015f07eb0216": (lambda: maximum_of_blocks(f16), lambda: maximum_of_blocks(f32)),
+    "6a1dffc8ce83cc8c": (
+        lambda: positives_counted(jnp.int8),
+        lambda: positives_counted(jnp.int32),
+    ),
+    "5a2d4296409b12c8": (lambda: halves_stacked(False), lambda: halves_stacked(True)),
+    "4563df526b2319f2": (lambda: batched_matmul(False), lambda: batched_matmul(True)),
 }
 
 
