@@ -343,12 +343,15 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
                     + " ".join(report.advice)
                 )
             )
-        for point in answer.raisePoints[:3]:
+        for number, point in enumerate(answer.raisePoints[:3]):
             named = point.errorId or "(no site)"
             out.print(Text.assemble("  raised in: ", (named, "cyan"), "  "), end="")
             out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
             if point.sourceUrl:
                 out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
+            advised = known.get(point.errorId) if point.errorId and number == 0 else None
+            for line in what_to_do(advised.solutions if advised else ()):
+                out.print(Text(f"    {line}"))  # as the pages say it for the site the frame names
         for similar in [] if answer.compilerMessages else answer.suggestions:
             # what a compiler said is the answer; the closest records would be a guess
             out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")

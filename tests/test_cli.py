@@ -116,6 +116,35 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
     assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
 
 
+# The end of what JAX 0.10.2 prints for a batched jnp.matmul in a Triton kernel.
+BATCHED_DOT_ON_TRITON = """\
+Traceback (most recent call last):
+  File "/home/me/venv/lib/python3.12/site-packages/jax/_src/pallas/triton/lowering.py", \
+line 437, in lower_jaxpr_to_triton_ir
+    outvals: Any = rule(rule_ctx, *invals, **eqn.params)
+                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/home/me/venv/lib/python3.12/site-packages/jax/_src/pallas/triton/lowering.py", \
+line 2348, in _dot_general_lowering
+    assert batch_dims == ((), ())
+AssertionError
+"""
+
+
+def test_a_bare_asserts_site_is_told_with_its_curated_advice(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    record = json.loads((REPO_ROOT / "data/records/triton-dot-batch-dimensions.json").read_text())
+    paste = tmp_path / "batched.txt"
+    paste.write_text(BATCHED_DOT_ON_TRITON)
+    found = errata("match", str(paste))
+    assert found.returncode == 1  # no message matched: the frame names the site
+    assert f"  raised in: {record['record']['id']}  jax/_src/pallas/triton/lowering.py:2348" in (
+        found.stdout
+    )
+    first, second = record["record"]["solutions"][:2]
+    assert f"\n    What to do: {first}\n    Or: {second}\n" in found.stdout
+
+
 def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore[no-untyped-def]
     errata, tmp_path: Path
 ) -> None:
