@@ -222,15 +222,27 @@ def swizzled(shape: tuple[int, ...], dtype: Any) -> plgpu.SMEM:
     return plgpu.SMEM(shape, dtype, transforms=transforms)
 
 
+def wgmma_kernel(multiply: Callable[..., None], out_type: Any, operands: Any = f16) -> Any:
+    """A ``plgpu.kernel`` that copies a (64, 128) lhs and a (128, 128) rhs of ``operands``
+    into swizzled SMEM, then writes what ``multiply(a_smem, b_smem, o_gmem)`` makes of them."""
+
+    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
+        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
+        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
+        plgpu.barrier_wait(barrier)
+        multiply(a_smem, b_smem, o_gmem)
+
+    shapes = [(64, 128), (128, 128)]
+    scratch = [*(swizzled(shape, operands) for shape in shapes), plgpu.Barrier(num_arrivals=2)]
+    kernel = plgpu.kernel(body, out_type=out_type, scratch_types=scratch)
+    return kernel, [spec(shape, operands) for shape in shapes], "cuda"
+
+
 def int8_wgmma_into(acc_dtype: Any) -> Any:
     """``wgmma`` of a (64, 128) int8 lhs by a (128, 128) int8 rhs, the rhs held as (N, K)
     (8-bit wgmma reads it K-major), into a (64, 128) accumulator of ``acc_dtype``."""
 
-    def body(a_gmem, bt_gmem, o_gmem, a_smem, bt_smem, barrier):
-        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
-        plgpu.copy_gmem_to_smem(bt_gmem, bt_smem, barrier)
-        plgpu.barrier_wait(barrier)
-
+    def multiply(a_smem, bt_smem, o_gmem):
         def accumulate(acc):
             plgpu.wgmma(acc, a_smem, plgpu.transpose_ref(bt_smem, (1, 0)))
             plgpu.wgmma_wait(0)
@@ -238,13 +250,7 @@ def int8_wgmma_into(acc_dtype: Any) -> Any:
 
         o_gmem[...] = pl.run_scoped(accumulate, plgpu.ACC((64, 128), acc_dtype))
 
-    operands = [swizzled((64, 128), jnp.int8), swizzled((128, 128), jnp.int8)]
-    kernel = plgpu.kernel(
-        body,
-        out_type=spec((64, 128), acc_dtype),
-        scratch_types=[*operands, plgpu.Barrier(num_arrivals=2)],
-    )
-    return kernel, [spec((64, 128), jnp.int8), spec((128, 128), jnp.int8)], "cuda"
+    return wgmma_kernel(multiply, spec((64, 128), acc_dtype), jnp.int8)
 
 
 def tcgen05_mma_into(acc_shape: tuple[int, int]) -> Any:
@@ -278,11 +284,7 @@ def wgmma_through_run_state(as_accumulator: bool, loaded_after: bool = False) ->
     into ``pl.run_state``: wrapped in ``plgpu.ACC.init`` or not, its result written out
     as it is or passed again to ``plgpu.wgmma_accumulator_load``."""
 
-    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
-        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
-        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
-        plgpu.barrier_wait(barrier)
-
+    def multiply(a_smem, b_smem, o_gmem):
         def accumulate(acc_ref):
             plgpu.wgmma(acc_ref, a_smem, b_smem)
             plgpu.wgmma_wait(0)
@@ -291,27 +293,14 @@ def wgmma_through_run_state(as_accumulator: bool, loaded_after: bool = False) ->
         acc = pl.run_state(accumulate)(plgpu.ACC.init(zeros) if as_accumulator else zeros)
         o_gmem[...] = plgpu.wgmma_accumulator_load(acc) if loaded_after else acc
 
-    kernel = plgpu.kernel(
-        body,
-        out_type=spec((64, 128)),
-        scratch_types=[
-            swizzled((64, 128), f16),
-            swizzled((128, 128), f16),
-            plgpu.Barrier(num_arrivals=2),
-        ],
-    )
-    return kernel, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
+    return wgmma_kernel(multiply, spec((64, 128)))
 
 
 def sum_of_a_wgmma(one_axis_at_a_time: bool) -> Any:
     """The sum of all elements of a (64, 128) by (128, 128) float16 ``wgmma``'s result:
     over both axes at once, or over its rows then the row sums."""
 
-    def body(a_gmem, b_gmem, o_gmem, a_smem, b_smem, barrier):
-        plgpu.copy_gmem_to_smem(a_gmem, a_smem, barrier)
-        plgpu.copy_gmem_to_smem(b_gmem, b_smem, barrier)
-        plgpu.barrier_wait(barrier)
-
+    def multiply(a_smem, b_smem, o_gmem):
         def accumulate(acc):
             plgpu.wgmma(acc, a_smem, b_smem)
             plgpu.wgmma_wait(0)
@@ -323,19 +312,7 @@ def sum_of_a_wgmma(one_axis_at_a_time: bool) -> Any:
         else:
             o_gmem[...] = jnp.sum(product)
 
-    kernel = plgpu.kernel(
-        body,
-        out_type=spec(()),
-        scratch_types=[
-            swizzled((64, 128), f16),
-            swizzled((128, 128), f16),
-            plgpu.Barrier(num_arrivals=2),
-        ],
-    )
-    return kernel, [spec((64, 128), f16), spec((128, 128), f16)], "cuda"
-
-
-# Record id -> (before, after): the record's example fix as kernels to lower.
+    return wgmma_kernel(multiply, spec(()))
 
 
 # --- TPU ------------------------------------------------------------------------------------
@@ -756,9 +733,6 @@ def first_rows_loaded(mask_per_row: bool) -> Any:
         kernel, out_shape=spec((16, 128)), compiler_params=pltriton.CompilerParams()
     )
     return call, [spec((16, 128))], "cuda"
-
-
-# Record id -> (before, after): the record's example fix as kernels to lower.
 
 
 # --- Triton ---------------------------------------------------------------------------------
