@@ -343,15 +343,7 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
                     + " ".join(report.advice)
                 )
             )
-        for number, point in enumerate(answer.raisePoints[:3]):
-            named = point.errorId or "(no site)"
-            out.print(Text.assemble("  raised in: ", (named, "cyan"), "  "), end="")
-            out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
-            if point.sourceUrl:
-                out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
-            advised = known.get(point.errorId) if point.errorId and number == 0 else None
-            for line in what_to_do(advised.solutions if advised else ()):
-                out.print(Text(f"    {line}"))  # as the pages say it for the site the frame names
+        _print_raise_points(answer, known)
         for similar in [] if answer.compilerMessages else answer.suggestions:
             # what a compiler said is the answer; the closest records would be a guess
             out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
@@ -408,6 +400,24 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
                 command += f" --target-dtype {fix.targetDtype}"
             more = "fix" if hidden == 1 else "fixes"
             out.print(Text(f"  {hidden} more {more}: {command}", style="dim"))
+    if answer.raisePoints:  # an exception of the chain no message matched, as the pages say
+        out.print(Text("An exception no message matched:", style="yellow"))
+        _print_raise_points(answer, known)
+
+
+def _print_raise_points(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
+    """The sites an exception no message matched was raised at, the first with its advice."""
+    from app.rendering.cards import what_to_do
+
+    for number, point in enumerate(answer.raisePoints[:3]):
+        named = point.errorId or "(no site)"
+        out.print(Text.assemble("  raised in: ", (named, "cyan"), "  "), end="")
+        out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
+        if point.sourceUrl:
+            out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
+        advised = known.get(point.errorId) if point.errorId and number == 0 else None
+        for line in what_to_do(advised.solutions if advised else ()):
+            out.print(Text(f"    {line}"))
 
 
 def _print_fixes(fixes: list[FixOut]) -> None:

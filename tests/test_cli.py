@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import REPO_ROOT
+from app.config import CURATED_SEED_PATHS, REPO_ROOT
 from app.db import make_engine, make_session_factory
 from app.knowledge.releases import release_commits
 from app.records.store import RecordStore
@@ -143,6 +143,21 @@ def test_a_bare_asserts_site_is_told_with_its_curated_advice(  # type: ignore[no
     )
     first, second = record["record"]["solutions"][:2]
     assert f"\n    What to do: {first}\n    Or: {second}\n" in found.stdout
+
+
+def test_match_names_the_site_of_an_exception_no_message_matched_beside_the_matches(  # type: ignore[no-untyped-def]
+    errata,
+) -> None:
+    """JAX's LoweringException is matched; the bare NotImplementedError it wraps is named by
+    its frame."""
+    paste = TRACEBACKS.parent / "pastes" / "scan-extensive-under-lowering-exception-0.4.23.txt"
+    mined = REPO_ROOT / "data" / "mined"  # JAX's wrapper is a mined site, curated by nobody
+    seeds = ",".join(map(str, (*CURATED_SEED_PATHS, mined)))
+    found = errata("match", str(paste), ERRATA_SEED_PATHS=seeds)
+    assert found.returncode == 0, found.stdout
+    matched, pointed = found.stdout.split("An exception no message matched:\n")
+    assert "LoweringException: Exception while lowering eqn:" in matched
+    assert "jax/_src/pallas/mosaic/lowering.py:1516, _scan_lowering_rule" in pointed
 
 
 def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore[no-untyped-def]

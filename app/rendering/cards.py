@@ -105,7 +105,9 @@ def hidden_fixes_note(card: Card, shown: int) -> str | None:
 def match_cards(
     response: MatchResponse, known: Mapping[str, RecordInfo], links: Links
 ) -> list[Card]:
-    """A card per matched error; without one, the exceptions seen and the closest records.
+    """A card per matched error, then one for the site an exception no message matched was
+    raised at (a bare ``NotImplementedError`` that JAX's ``LoweringException`` wraps); with
+    neither, the exceptions seen and the closest records.
 
     ``known`` is the catalog's view of the records, for their messages.
     """
@@ -116,6 +118,8 @@ def match_cards(
             _match_card(match, known.get(match.errorId), links, release)
             for match in response.matches
         ]
+        if response.raisePoints:
+            matched.append(_raise_point_card(response, known, links, release))
         return matched + memory
     if response.raisePoints:
         return [_raise_point_card(response, known, links, release), *memory]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -63,6 +64,19 @@ def test_a_slug_records_share_lists_them_each_linked_by_id(
         message = escape(client.get(f"/api/errors/{record_id}").json()["record"]["errorMessage"])
         assert f'<a href="/errors/{record_id}">{message}</a>' in listing.text
         assert message in client.get(f"/errors/{record_id}").text
+
+
+def test_a_pasted_wrapper_is_answered_with_the_site_of_the_exception_it_wraps(
+    client: httpx.Client,
+) -> None:
+    paste = Path(__file__).parent.parent / "fixtures" / "pastes"
+    text = (paste / "scan-extensive-under-lowering-exception-0.4.23.txt").read_text()
+    page = client.post("/", data={"text": text}).text
+    wrapper = page.index("Exception while lowering eqn")
+    site = page.index(
+        "Raised by JAX in _scan_lowering_rule (jax/_src/pallas/mosaic/lowering.py:1516)"
+    )
+    assert wrapper < site
 
 
 def test_what_people_type_is_escaped(client: httpx.Client) -> None:
