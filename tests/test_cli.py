@@ -112,6 +112,7 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
     paste.write_text(real_tiling_assert())
     bare = errata("match", str(paste))
     assert bare.returncode == 1
+    assert "No known message matched; the paste says:\n  raised in: " in bare.stdout
     assert f"  raised in: {tiling_site()['id']}  jax/_src/pallas/mosaic_gpu/core.py:" in bare.stdout
     assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
 

@@ -81,6 +81,20 @@ _REPORTED = (
         "runtime check, not JAX's source. Lower num_stages or shrink the block shapes",
     ),
     (
+        "must be >= 16!",
+        re.compile(
+            r"All values in both first input shape \([^\n]*\) and second input shape "
+            r"\([^\n]*\) must be >= 16![^\n]*"
+        ),
+        "Triton (tl.dot)",
+        "Triton's own check of a dot, in its Python front end (triton/language/semantic.py), "
+        "which JAX until 0.4.24 called as it lowered a Pallas kernel; it is Triton's source, "
+        "not JAX's (JAX 0.4.25 to 0.4.37 check the same themselves: 'all dimensions of x and "
+        "y must be >= 16'). Every dimension of both blocks of a jnp.dot must be at least 16: "
+        "pad the blocks to 16, or compute a small product by broadcasting, "
+        "jnp.sum(x[:, :, None] * y[None, :, :], axis=1)",
+    ),
+    (
         "Failed to deserialize the Mosaic module",
         re.compile(r"Failed to deserialize the Mosaic module[^\n]*"),
         "libtpu (Mosaic's TPU compiler)",

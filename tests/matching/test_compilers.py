@@ -175,6 +175,18 @@ REPORTED = [
         "Failed to deserialize the Mosaic module",
         "pip install -U 'jax[tpu]'",
     ),
+    # jax-ml/jax#19350: Triton's tl.dot, called by JAX 0.4.23's Pallas lowering
+    (
+        '  File "/envs/pallas/lib/python3.10/site-packages/triton/language/semantic.py", line '
+        "1254, in dot\n    and rhs.shape[1].value >= 16, \\\nAssertionError: All values in both "
+        "first input shape ([constexpr[2], constexpr[4]]) and second input shape "
+        "([constexpr[4], constexpr[8]]) must be >= 16!",
+        3,
+        "Triton (tl.dot)",
+        "All values in both first input shape ([constexpr[2], constexpr[4]]) and second input "
+        "shape ([constexpr[4], constexpr[8]]) must be >= 16!",
+        "pad the blocks to 16",
+    ),
     # jax-ml/jax-triton#225: XLA's runtime, the same error logged again and again
     (
         "2023-08-28 03:06:51.319566: W external/xla/xla/service/gpu/runtime/support.cc:58] "
