@@ -331,10 +331,11 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
     for note in told.notes:
         out.print(Text(note, style="yellow"))
     if not answer.matches:
-        told = answer.compilerMessages or answer.memory or answer.raisePoints
         # what a compiler, a memory report or JAX's own frame says is still an answer
-        headline = "No known message matched; the paste says:" if told else "No known error found."
-        out.print(Text(headline, style="yellow"))
+        if answer.compilerMessages or answer.memory or answer.raisePoints:
+            out.print(Text("No known message matched; the paste says:", style="yellow"))
+        else:
+            out.print(Text("No known error found.", style="yellow"))
         for said in answer.compilerMessages:
             out.print(Text(f"  said by {said.compiler}, line {said.lineNumber}: {said.message}"))
             out.print(Text(f"    {said.why}", style="dim"))
