@@ -1,9 +1,12 @@
 """The lowering rules each release registers: which primitive lowers on which backend, and
 for which lowering semantics (Mosaic GPU's Lane and Warpgroup; TPU's core types).
 
-Rules are registered three ways in JAX's source, all read here: a decorator
-(``@register_lowering_rule(lax.abs_p, mgpu.LoweringSemantics.Lane)``), an item assignment
-(``lowering_rules[kind][lax.abs_p] = rule``) and a dict update of a rules table
+Rules are registered four ways in JAX's source, all read here: a decorator
+(``@register_lowering_rule(lax.abs_p, mgpu.LoweringSemantics.Lane)``) or the same call
+applied to a rule (``register_lowering(lax.sign_p)(lower_fun(…))``), an item assignment
+(``lowering_rules[kind][lax.abs_p] = rule``), also in a loop over a literal list or over a
+module's dict (``for prim, fn in _JAX_FN_MAPPING.items(): triton_lowering_rules[prim] = …``),
+and a dict update of a rules table
 (``mosaic_lowering_rules[LANExWG_SEMANTICS].update({lax.abs_p: rule})``).
 """
 
@@ -58,18 +61,47 @@ def mine_lowering_rules(root: Path) -> set[LoweringRule]:
 
 
 def _registrations(tree: ast.Module, backend: str) -> Iterator[tuple[str, str]]:
-    yield from _in_body(tree.body, backend, {})
+    yield from _in_body(tree.body, backend, {}, _module_dicts(tree))
+
+
+def _module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
+    """The module's dicts written out (``_JAX_FN_MAPPING = {lax.abs_p: …, …}``), by name."""
+    return {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Dict)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+
+
+def _loop_elements(loop: ast.expr, dicts: dict[str, ast.Dict]) -> list[ast.expr] | None:
+    """What a ``for`` binds, where the source spells it out: a literal list, or a module
+    dict's keys or ``.items()``; ``None`` for anything else."""
+    if isinstance(loop, ast.List | ast.Tuple):
+        return list(loop.elts)
+    named, method = loop, None
+    if isinstance(loop, ast.Call) and isinstance(loop.func, ast.Attribute) and not loop.args:
+        named, method = loop.func.value, loop.func.attr
+    if not isinstance(named, ast.Name) or named.id not in dicts or method not in (None, "items"):
+        return None
+    table = dicts[named.id]
+    keys = [key for key in table.keys if key is not None]
+    if method == "items":
+        return [ast.Tuple([key, value]) for key, value in zip(keys, table.values, strict=False)]
+    return keys
 
 
 def _in_body(
-    body: list[ast.stmt], backend: str, env: dict[str, ast.expr]
+    body: list[ast.stmt], backend: str, env: dict[str, ast.expr], dicts: dict[str, ast.Dict]
 ) -> Iterator[tuple[str, str]]:
-    """Registrations at module level, with a ``for`` over a literal list unrolled (``for op,
-    impl in [(lax.add_p, …), …]: rules[…][op] = …`` registers each ``op``)."""
+    """Registrations at module level, with a ``for`` over a literal list or a module's dict
+    unrolled (``for op, impl in [(lax.add_p, …), …]: rules[…][op] = …`` registers each
+    ``op``)."""
     for node in body:
-        if isinstance(node, ast.For) and isinstance(node.iter, ast.List | ast.Tuple):
-            for element in node.iter.elts:
-                yield from _in_body(node.body, backend, env | _bind(node.target, element))
+        if isinstance(node, ast.For):
+            for element in _loop_elements(node.iter, dicts) or []:
+                yield from _in_body(node.body, backend, env | _bind(node.target, element), dicts)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
                 yield from _from_decorator(decorator, backend)
@@ -81,9 +113,11 @@ def _in_body(
                         yield primitive, _semantics_of(target.value, backend, env)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             yield from _from_update(node.value, backend, env)
+            # register_lowering(p)(rule), also in a loop over primitives
+            yield from _from_decorator(node.value.func, backend, env)
         else:
             for field in ("body", "orelse", "finalbody"):
-                yield from _in_body(getattr(node, field, None) or [], backend, env)
+                yield from _in_body(getattr(node, field, None) or [], backend, env, dicts)
 
 
 def _from_update(
@@ -117,13 +151,15 @@ def _resolved(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
     return env.get(node.id, node) if isinstance(node, ast.Name) else node
 
 
-def _from_decorator(decorator: ast.expr, backend: str) -> Iterator[tuple[str, str]]:
+def _from_decorator(
+    decorator: ast.expr, backend: str, env: dict[str, ast.expr] | None = None
+) -> Iterator[tuple[str, str]]:
     if not isinstance(decorator, ast.Call):
         return
     name = ast.unparse(decorator.func).split(".")[-1]
     if not name.startswith(("register_lowering", "_register_lowering")) or not decorator.args:
         return
-    primitive = _primitive(decorator.args[0])
+    primitive = _primitive(_resolved(decorator.args[0], env or {}))
     if primitive is None:
         return
     named = [ast.unparse(arg) for arg in decorator.args[1:2]]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jax
+
 from app.knowledge.lowering import LoweringRule, mine_lowering_rules, rules_by_release
 
 SOURCE = Path(__file__).parents[1] / "fixtures" / "jax_source"
@@ -24,7 +26,21 @@ def test_every_way_of_registering_a_rule_is_read() -> None:
         LoweringRule("mosaic_gpu", "max", "Warpgroup"),
         LoweringRule("mosaic_gpu", "add", "Warpgroup"),
         LoweringRule("mosaic_gpu", "sub", "Warpgroup"),
+        # the registering call applied to a rule, and a loop over a module's dict
+        LoweringRule("triton", "sign", "default"),
+        LoweringRule("triton", "is_finite", "default"),
+        LoweringRule("triton", "logistic", "default"),
+        LoweringRule("triton", "eq", "default"),
+        LoweringRule("triton", "ne", "default"),
     }
+
+
+def test_the_installed_jaxs_triton_rules_are_read_whatever_registers_them() -> None:
+    """JAX 0.10.2's Triton lowering registers sign by calling register_lowering on a rule,
+    and its elementwise math and binary operators in loops over dicts; each lowers."""
+    rules = mine_lowering_rules(Path(jax.__file__).parent.parent)
+    triton = {rule.primitive for rule in rules if rule.backend == "triton"}
+    assert {"sign", "erf_inv", "is_finite", "exp", "add", "sub", "lt", "max"} <= triton
 
 
 def test_rules_are_listed_with_the_releases_that_register_them() -> None:
