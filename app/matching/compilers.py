@@ -89,8 +89,9 @@ _REPORTED = (
         "Triton (tl.dot)",
         "Triton's own check of a dot, in its Python front end (triton/language/semantic.py), "
         "which JAX until 0.4.24 called as it lowered a Pallas kernel; it is Triton's source, "
-        "not JAX's (JAX 0.4.25 to 0.4.37 check the same themselves: 'all dimensions of x and "
-        "y must be >= 16'). Every dimension of both blocks of a jnp.dot must be at least 16: "
+        "not JAX's (JAX 0.4.25 to 0.9.1 check it themselves: 'all dimensions of x and y "
+        "must be >= 16', later of 'a and b', then of 'b'). Every dimension of both blocks of "
+        "a jnp.dot must be at least 16: "
         "pad the blocks to 16, or compute a small product by broadcasting, "
         "jnp.sum(x[:, :, None] * y[None, :, :], axis=1)",
     ),

@@ -506,6 +506,24 @@ def valid_rows_kept(by_where: bool) -> Any:
     return call, [spec((1,), jnp.int32), spec((16, 128), jnp.bfloat16)], "tpu"
 
 
+def columns_permuted(in_registers: bool) -> Any:
+    """An (8, 128) block with each row's columns in the order ``perm`` gives: gathered from
+    the ref by integer arrays of shapes (8, 1) and (1, 128), or from the loaded block by
+    ``jnp.take_along_axis``."""
+
+    def kernel(perm_ref, x_ref, o_ref):
+        perm = perm_ref[...]
+        if in_registers:
+            columns = jnp.broadcast_to(perm, o_ref.shape)
+            o_ref[...] = jnp.take_along_axis(x_ref[...], columns, axis=1)
+        else:
+            rows = jax.lax.broadcasted_iota(jnp.int32, (8, 1), 0)
+            o_ref[...] = x_ref[rows, perm]
+
+    call = pl.pallas_call(kernel, out_shape=spec((8, 128)))
+    return call, [spec((1, 128), jnp.int32), spec((8, 128))], "tpu"
+
+
 # --- any backend: tracing -------------------------------------------------------------------
 
 
@@ -1061,6 +1079,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     ),
     "5a2d4296409b12c8": (lambda: halves_stacked(False), lambda: halves_stacked(True)),
     "4563df526b2319f2": (lambda: batched_matmul(False), lambda: batched_matmul(True)),
+    "f08356065fd65d10": (lambda: columns_permuted(False), lambda: columns_permuted(True)),
 }
 
 

@@ -208,6 +208,52 @@ def test_triton_and_tpu_wordings_name_their_backends_rules(
     assert primitive.upgradeTo == (min(s for _, s in lowered) if lowered else None)
 
 
+@pytest.mark.parametrize(
+    ("text", "compiler", "lowered", "upgrade"),
+    [
+        (
+            "NotImplementedError: Unimplemented primitive in Pallas TPU lowering: cos. "
+            "Please file an issue on https://github.com/jax-ml/jax/issues.",
+            "tpu",
+            {("TensorCore", "0.4.34")},
+            "0.4.34",
+        ),
+        (
+            "NotImplementedError: Unimplemented primitive in Pallas Mosaic GPU lowering: abs. "
+            "Please file an issue on https://github.com/google/jax/issues.",
+            "mosaic_gpu",
+            {("Lane", "0.9.0"), ("Warpgroup", "0.9.0")},
+            "0.9.0",
+        ),
+        (  # jax#17317: registered by register_lowering(lax.sign_p)(…) from 0.4.26
+            "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: sign. "
+            "Please file an issue on https://github.com/google/jax/issues.",
+            "triton",
+            {("default", "0.4.26")},
+            "0.4.26",
+        ),
+        (  # jax#32551: registered in a loop over _JAX_FN_MAPPING from 0.8.2
+            "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: is_finite. "
+            "Please file an issue on https://github.com/jax-ml/jax/issues.",
+            "triton",
+            {("default", "0.8.2")},
+            "0.8.2",
+        ),
+    ],
+)
+def test_an_older_wording_names_its_primitives_rules_too(
+    catalog: Catalog, text: str, compiler: str, lowered: set[tuple[str, str]], upgrade: str | None
+) -> None:
+    """Pastes of JAX 0.4 print the words of their day; the primitive is read from them all."""
+    [found] = answer(catalog, text).matches
+    assert found.variant != "current"
+    primitive = found.primitive
+    assert primitive is not None
+    assert (primitive.backend, primitive.primitive) == (compiler, text.split(": ")[2].split(".")[0])
+    assert {(entry.semantics, entry.since) for entry in primitive.lowered} == lowered
+    assert primitive.upgradeTo == upgrade
+
+
 def test_a_source_only_error_says_what_is_known_and_offers_curated_neighbours(
     catalog: Catalog,
 ) -> None:
