@@ -69,7 +69,6 @@ class SharedSlug(ProblemError):
             f"{records} records share the slug {slug!r}: ask for one by its id, or list them"
             f" (GET /api/errors?slug={slug})."
         )
-        self.slug = slug
 
 
 class ServiceUnavailable(ProblemError):
