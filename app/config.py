@@ -22,6 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CURATED_SEED_PATHS = tuple(
     REPO_ROOT / "data" / name for name in ("seeds", "records", "annotations")
 )
+SEED_PATHS = (*CURATED_SEED_PATHS, REPO_ROOT / "data" / "mined")
 
 
 class Settings(BaseSettings):
@@ -37,7 +38,7 @@ class Settings(BaseSettings):
         "Production: postgresql+psycopg://user@host/db.",
     )
     seed_paths: Annotated[list[Path], NoDecode] = Field(
-        default_factory=lambda: [*CURATED_SEED_PATHS, REPO_ROOT / "data" / "mined"],
+        default_factory=lambda: list(SEED_PATHS),
         description="Files or folders loaded into an empty database on start.",
     )
     migrations_dir: Path = REPO_ROOT / "migrations"

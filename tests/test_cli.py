@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from app.config import CURATED_SEED_PATHS, REPO_ROOT
+from app.config import REPO_ROOT, SEED_PATHS
 from app.db import make_engine, make_session_factory
 from app.knowledge.releases import release_commits
 from app.records.store import RecordStore
 from tests.conftest import CURATED_SEEDS_ENV, SEED_DIR
+from tests.matching.catalog import PASTES
 
 TRACEBACKS = Path(__file__).parent / "fixtures" / "tracebacks"
 
@@ -151,9 +152,8 @@ def test_match_names_the_site_of_an_exception_no_message_matched_beside_the_matc
 ) -> None:
     """JAX's LoweringException is matched; the bare NotImplementedError it wraps is named by
     its frame."""
-    paste = TRACEBACKS.parent / "pastes" / "scan-extensive-under-lowering-exception-0.4.23.txt"
-    mined = REPO_ROOT / "data" / "mined"  # JAX's wrapper is a mined site, curated by nobody
-    seeds = ",".join(map(str, (*CURATED_SEED_PATHS, mined)))
+    paste = PASTES / "scan-extensive-under-lowering-exception-0.4.23.txt"
+    seeds = ",".join(map(str, SEED_PATHS))  # JAX's wrapper is a mined site, curated by nobody
     found = errata("match", str(paste), ERRATA_SEED_PATHS=seeds)
     assert found.returncode == 0, found.stdout
     matched, pointed = found.stdout.split("An exception no message matched:\n")

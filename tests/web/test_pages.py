@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import httpx
 import pytest
@@ -12,6 +11,7 @@ from markupsafe import escape
 from app.web.record_page import SPECIFIC_TAG_SHARE
 from tests.api.test_records_api import records_sharing_a_slug
 from tests.chatops.chat import traceback
+from tests.matching.catalog import PASTES, fixture_text
 
 HTML = "text/html; charset=utf-8"
 PAGES = [
@@ -69,8 +69,7 @@ def test_a_slug_records_share_lists_them_each_linked_by_id(
 def test_a_pasted_wrapper_is_answered_with_the_site_of_the_exception_it_wraps(
     client: httpx.Client,
 ) -> None:
-    paste = Path(__file__).parent.parent / "fixtures" / "pastes"
-    text = (paste / "scan-extensive-under-lowering-exception-0.4.23.txt").read_text()
+    text = fixture_text(PASTES / "scan-extensive-under-lowering-exception-0.4.23.txt")
     page = client.post("/", data={"text": text}).text
     wrapper = page.index("Exception while lowering eqn")
     site = page.index(
