@@ -12,6 +12,7 @@ as its own, but not pinned to a line of source. MLIR's own ops (``vector.shape_c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -42,6 +43,8 @@ _WRAPPERS = {
         "XLA's TPU compiler wrote it; it ships in libtpu, not in JAX's source",
     ),
 }
+# The backend whose compiler each wrapper names: a TPU kernel's, whatever frames it shows.
+_WRAPPED_BACKEND = {wrapper: "tpu" for wrapper in _WRAPPERS}
 _SAID = re.compile(
     "(?P<wrapper>" + "|".join(map(re.escape, _WRAPPERS)) + r")[:.]?[ \t]*(?P<message>[^\n]*)"
 )
@@ -96,12 +99,80 @@ _REPORTED = (
         "jnp.sum(x[:, :, None] * y[None, :, :], axis=1)",
     ),
     (
+        "No PTX compilation provider",
+        re.compile(r"No PTX compilation provider is available[^\n]*"),
+        "XLA's GPU compiler",
+        "XLA found no CUDA compiler to turn a kernel's PTX into GPU code: neither the ptxas "
+        "and nvlink programs nor the nvJitLink library (marin-community/marin#6636: a "
+        "container without them); it is XLA's message, not JAX's source. Install JAX with "
+        "its CUDA wheels, pip install -U 'jax[cuda12]', which bring ptxas "
+        "(nvidia-cuda-nvcc-cu12) and nvJitLink (nvidia-nvjitlink-cu12), or put the bin "
+        "directory of a CUDA toolkit, which holds ptxas, on PATH",
+    ),
+    (
         "Failed to deserialize the Mosaic module",
         re.compile(r"Failed to deserialize the Mosaic module[^\n]*"),
         "libtpu (Mosaic's TPU compiler)",
         "libtpu could not read the kernel jaxlib serialized for it, which usually means a "
         "jaxlib newer than the libtpu installed beside it; it is libtpu's message, not JAX's "
         "source. Install them together (pip install -U 'jax[tpu]')",
+    ),
+)
+# What to do about libtpu's own messages behind Mosaic's TPU wrapper, each seen in a real
+# report: libtpu's words (a pattern read from the message's start) and what the reports and
+# maintainers say they mean. The chip decides most of them, so the same kernel may compile
+# on a newer TPU.
+_MOSAIC_TPU_SAYS = "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
+_MOSAIC_TPU_ADVICE = (
+    (
+        re.compile(r"[^\n]*?\b(?:E2002\b|CompileTimeMosaicMisalignedBlockAndTiling)"),
+        "A BlockSpec's block does not fit the operand's tiling (E2002, "
+        "https://openxla.org/xla/errors/error_2002): each of the block's last two dimensions "
+        "must be a multiple of the tiling the message names or equal the array's whole "
+        "dimension. The tiling's rows grow as the dtype narrows (8 for 32-bit, 16 for 16-bit, "
+        "32 for 8-bit dtypes; 128 lanes): a block of 8 rows fits float32 but not bfloat16. "
+        "Derive the block's rows from the dtype, or use the whole dimension",
+    ),
+    (
+        re.compile(r"[^\n]*?\b(?:E2001\b|CompileTimeMosaicUnsupportedRhsType)"),
+        "This TPU's matrix unit takes no matmul with this RHS dtype (E2001, "
+        "https://openxla.org/xla/errors/error_2001; jax-ml/jax#37367: int8 on a TPU v4). Cast "
+        "both operands to bfloat16 in the kernel, exact for int8 values, and accumulate in "
+        "float32: jnp.dot(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16), "
+        "preferred_element_type=jnp.float32)",
+    ),
+    (
+        re.compile(r"(?:'tpu\.matmul' op )?Unsupported input data type in matrix multiplication"),
+        "This TPU's matrix unit takes no matmul of these operand dtypes (jax-ml/jax#23989: a "
+        "bfloat16 matmul on a TPU v3, whose Mosaic takes float32). Cast both operands to "
+        "float32 before the jnp.dot, or run the kernel on a newer TPU",
+    ),
+    (
+        re.compile(r"Target does not support this comparison"),
+        "This TPU's vector unit has no comparison in the operands' dtype (jax-ml/jax#30104: "
+        "bfloat16 on a TPU v5p; the same kernel compiles on a v6e). Compare in float32: "
+        "x.astype(jnp.float32) < y.astype(jnp.float32); later libtpu releases add such "
+        "comparisons",
+    ),
+    (
+        re.compile(r"Unsupported type in transpose"),
+        "Mosaic transposes no value of this dtype on this TPU (jax-ml/jax#29278: int8). "
+        "Transpose a 32-bit copy, x.astype(jnp.int32).T.astype(jnp.int8), or let the matmul "
+        "take the transposed operand: lax.dot_general with the contracting dimensions of x.T",
+    ),
+    (
+        re.compile(r"failed to legalize operation '(?:arith|math)\.\w+'"),
+        "Mosaic has no lowering of this arithmetic in the operands' dtype on this TPU "
+        "(jax-ml/jax#28305: arith.addi on int8). Compute in a 32-bit dtype and cast back: "
+        "(x.astype(jnp.int32) + y.astype(jnp.int32)).astype(jnp.int8)",
+    ),
+    (
+        re.compile(r"Failed to verify layout for Mosaic kernel operand \d+"),
+        "XLA laid the operand out in memory otherwise than the tiled layout the kernel was "
+        "compiled for. Reports show it for an operand of size 0 (s32[0], "
+        "vllm-project/tpu-inference#2506) and for arrays handed over by PyTorch/XLA "
+        "(pytorch/xla#8732): pass no zero-size operand (skip the call, or pad the operand to "
+        "one element), and call the kernel on arrays JAX made",
     ),
 )
 _RET_CHECK_WHY = (
@@ -116,6 +187,19 @@ _VERIFIER = re.compile(
     r"MLIRError: Verification failed:|Pallas encountered an internal verification error"
 )
 _OP_DIAGNOSTIC = re.compile(r"'(?P<op>[a-z_]\w*\.[\w.]+)' op (?P<said>[^\n]+)")
+# What real reports show MLIR's verifier rejecting of an upstream op, and what to do: the
+# op, and its words.
+_VERIFIER_ADVICE = (
+    (
+        "vector.shape_cast",
+        re.compile(r"operand #0 must be vector of any type values, but got '[a-z]+\d+'"),
+        "A scalar (an i32 or f32, such as pl.program_id(0) or a value read from SMEM) "
+        "was stored into a VMEM ref, which holds vectors only (jax-ml/jax#22817, #23884): "
+        "put the ref in SMEM (pl.BlockSpec(memory_space=pltpu.SMEM), or "
+        "pltpu.SMEM((1,), jnp.int32) as scratch), or store a vector: "
+        "o_ref[...] = jnp.full(o_ref.shape, x, o_ref.dtype)",
+    ),
+)
 MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
 # Dialects whose ops Mosaic defines in jaxlib/mosaic, whose verifiers errata mined.
 MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
@@ -128,6 +212,19 @@ def compiler_messages(text: str) -> list[CompilerMessage]:
     behind = {said.message_line for said in wrapped}
     said = [*wrapped, *_verified(text), *_checked(text), *_reported(text, behind)]
     return sorted(said, key=lambda message: message.line)
+
+
+def backends_wrapping(lines: Iterable[str]) -> frozenset[str]:
+    """The backends whose compilers' wrappers ``lines`` show: ``Mosaic failed to compile TPU
+    kernel: Only 32-bit types supported`` is Mosaic TPU's message, not Mosaic GPU's raise of
+    the same words, even in a paste with no frame."""
+    return frozenset(
+        backend
+        for line in lines
+        if "ompile" in line  # every wrapper's; most lines have none
+        for wrapper, backend in _WRAPPED_BACKEND.items()
+        if wrapper in line
+    )
 
 
 def _wrapped(text: str) -> list[CompilerMessage]:
@@ -145,6 +242,11 @@ def _wrapped(text: str) -> list[CompilerMessage]:
             message_line += len(rest) - len(following)
             message = _unquoted(following.partition("\n")[0].strip())
         compiler, why = _WRAPPERS[said["wrapper"]]
+        if (compiler, why) == _MOSAIC_TPU:
+            why = next(
+                (_MOSAIC_TPU_SAYS + advice for p, advice in _MOSAIC_TPU_ADVICE if p.match(message)),
+                why,
+            )
         # a message that names itself says more than its wrapper (what to do)
         compiler, why = next(
             ((c, w) for _, pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
@@ -170,10 +272,24 @@ def _verified(text: str) -> list[CompilerMessage]:
             continue
         op = diagnostic["op"]
         dialect = op.split(".", 1)[0]
+        said_of_op = diagnostic["said"].strip()
+        advised = next(
+            (
+                advice
+                for advised_op, words, advice in _VERIFIER_ADVICE
+                if advised_op == op and words.match(said_of_op)
+            ),
+            None,
+        )
         if dialect in MOSAIC_DIALECTS:
             why = (
                 f"'{op}' is an op of Mosaic's own {dialect} dialect, whose verifier errata "
                 "mined from jaxlib/mosaic, but no mined release says this"
+            )
+        elif advised:
+            why = (
+                f"'{op}' is upstream MLIR's ({dialect} dialect), checked by MLIR's own "
+                f"verifier, which is not JAX's source. {advised}"
             )
         else:
             why = (
@@ -182,7 +298,7 @@ def _verified(text: str) -> list[CompilerMessage]:
                 "rejects, an operand or shape Pallas took without a check of its own (worth a "
                 "JAX issue, with the kernel)"
             )
-        message = _unquoted(f"'{op}' op {diagnostic['said'].strip()}")
+        message = _unquoted(f"'{op}' op {said_of_op}")
         line = _line_of(text, said.start())
         message_line = _line_of(text, diagnostic.start())
         found.append(CompilerMessage(line, message_line, "MLIR's verifier", message, why))

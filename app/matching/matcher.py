@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from app.knowledge.scope import backend_of
+from app.matching.compilers import backends_wrapping
 from app.matching.frames import (
     MAX_STATEMENT_LINES,
     STATEMENT,
@@ -37,7 +38,7 @@ from app.matching.frames import (
     ReleaseReading,
     Worded,
 )
-from app.matching.index import AnyIndex, Hit, wording_until
+from app.matching.index import AnyIndex, Hit, PatternEntry, wording_until
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import (
     STAGING_WRAPPER,
@@ -253,14 +254,18 @@ def match_paste(
         error: {p.record_id for p in at if p.record_id is not None} for error, at in points.items()
     }
     quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
-    # Pallas's core and the backends the frames show; without a frame index, nothing known.
-    backends = cache(
-        lambda: (
-            frames.backends_shown(paste.lines, reading.structure) | {"core"}
-            if frames
-            else frozenset()
-        )
-    )
+
+    # Pallas's core, the backends the frames show and those whose compilers' wrappers the
+    # paste shows; with neither a frame index nor a wrapper, nothing known.
+    wrapping = cache(lambda: backends_wrapping(paste.lines))
+
+    def backends_shown() -> frozenset[str]:
+        if frames is None and not wrapping():
+            return frozenset()
+        framed = frames.backends_shown(paste.lines, reading.structure) if frames else set()
+        return frozenset({"core", *framed, *wrapping()})
+
+    backends = cache(backends_shown)
     # The earliest release the paste can come from: a wording older than it is not its.
     earliest = jax_version
     if release is not None and release.given is None and release.releases:
@@ -273,6 +278,7 @@ def match_paste(
         raised,
         quoted,
         backends,
+        wrapping,
     )
     if frames is not None and release is not None:
         release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
@@ -740,6 +746,7 @@ def _best_per_error(
     raised: Mapping[tuple[str, int], set[str]],
     quoted: Callable[[], frozenset[str]],
     backends: Callable[[], frozenset[str]],
+    wrapping: Callable[[], frozenset[str]],
 ) -> tuple[Match, ...]:
     """One match per error, in ``_rank``'s order, each error reported once. Of the records a
     message fits, the one whose site the exception's last frame is on comes first, then one
@@ -758,7 +765,9 @@ def _best_per_error(
     the fewest wildcards.
 
     ``versions`` are the release the answer follows and the earliest the paste can come
-    from: a record's wording last printed before that one is less sure."""
+    from: a record's wording last printed before that one is less sure. A record of another
+    backend than the one whose compiler's wrapper the paste shows (``wrapping``) is no
+    alternative: the message is that compiler's."""
     version, earliest = versions
     by_error: dict[tuple[str, int], list[tuple[float, _Candidate]]] = {}
     for candidate in candidates:
@@ -794,7 +803,13 @@ def _best_per_error(
         )
         score, chosen = group[0]
         record_id = index.entries[chosen.hit.entry].record_id
-        others = dict.fromkeys(index.entries[c.hit.entry].record_id for _, c in group[1:])
+        wrapped = wrapping() if several else frozenset()
+        alike = (index.entries[c.hit.entry] for _, c in group[1:])
+        others = dict.fromkeys(
+            other.record_id
+            for other in alike
+            if not wrapped or _backend(other) in wrapped | {"core"}
+        )
         others.pop(record_id, None)
         variants = tuple(
             dict.fromkeys(
@@ -860,6 +875,11 @@ def _preference(
         record.variant != "current",
         -shorter,
     )
+
+
+def _backend(entry: PatternEntry) -> str:
+    file = entry.metadata.get("file")
+    return backend_of(file) if file else "core"
 
 
 def _printed_class(candidate: _Candidate) -> str | None:

@@ -21,6 +21,7 @@ from app.knowledge.api import MINED_API
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES, curated_records
 from app.knowledge.releases import RELEASE_PATTERN, newest_release, release_key
+from app.knowledge.scope import backend_of
 from app.matching.templates import (
     MIN_MATCHABLE_LITERAL,
     Placeholder,
@@ -298,8 +299,8 @@ def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.
 
 
 def test_a_tpu_compilers_own_message_is_named_as_libtpus(client: httpx.Client) -> None:
-    """jax#30104: no release of JAX holds the message; jax#24415's, under the same
-    wrapper, is jaxlib/mosaic's, and its match explains it."""
+    """jax#30104: no release of JAX holds the message, and the thread says what to do;
+    jax#24415's, under the same wrapper, is jaxlib/mosaic's, and its match explains it."""
     wrapper = "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
     closed = wrapper + "Target does not support this comparison"
     answer = client.post("/api/match", json={"text": closed}).json()
@@ -310,7 +311,8 @@ def test_a_tpu_compilers_own_message_is_named_as_libtpus(client: httpx.Client) -
     markdown = {"Accept": "text/markdown"}
     text = client.post("/api/match", json={"text": closed}, headers=markdown).text
     assert "Said by libtpu (Mosaic's TPU compiler), not by JAX's source" in text
-    assert "No known error matched: no release of JAX that errata mined holds it" in text
+    assert "No known error matched: libtpu's Mosaic compiler said it" in text
+    assert "Compare in float32" in text  # what the report's thread says to do
     opened = wrapper + "Not implemented: Non-trivial layouts unsupported"
     answer = client.post("/api/match", json={"text": opened}).json()
     assert answer["matches"][0]["source"]["filePath"].startswith("jaxlib/mosaic/")
@@ -686,9 +688,11 @@ _OP = re.compile(r"'(?:[\w.]+|\{[^{}]*\})' op ")
 def test_an_ops_diagnostic_is_matched_as_mosaic_tpu_prints_it(matcher: MatchService) -> None:
     """Mosaic TPU's compiler prints an op's diagnostic without MLIR's ``'<op>' op `` words
     (the op comes after, under "The MLIR operation involved"), as real reports show: every
-    mined one whose message without them is still matchable is matched so."""
+    mined one whose message without them is still matchable is matched so, a TPU one before
+    any record of another backend that words it alike (Mosaic GPU's Python)."""
     wordings = wordings_by_id()
-    missed = []
+    backends = {record["id"]: backend_of(record["filePath"]) for record in mined_records()}
+    missed, foreign_first = [], []
     tried = 0
     for record in mined_records():
         template = record["errorMessage"].split("\n", 1)[0]
@@ -705,12 +709,16 @@ def test_an_ops_diagnostic_is_matched_as_mosaic_tpu_prints_it(matcher: MatchServ
             'The MLIR operation involved:\n  %7 = "tpu.iota"() : () -> vector<8xi32>\n'
         )
         ids = [match.errorId for match in matcher.match(MatchRequest(text=paste)).matches]
+        theirs = ("tpu", "core")
+        if backends[record["id"]] == "tpu" and ids and backends.get(ids[0], "core") not in theirs:
+            foreign_first.append((record["id"], ids[0], message))
         if record["id"] in ids:
             continue
         if not _worded_alike(ids, message, wordings):
             missed.append((record["id"], message))
     assert tried > 1000
     assert missed == []
+    assert foreign_first == []
 
 
 def _worded_alike(ids: list[str], line: str, wordings: dict[str, list[str]]) -> bool:

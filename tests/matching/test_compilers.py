@@ -65,6 +65,78 @@ def test_a_compilers_message_is_read_from_behind_jaxs_wrapper(
     assert "libtpu" in said.why
 
 
+ADVISED = [
+    # sgl-project/sglang-jax#1546: a block of 8 rows for a bfloat16 operand tiled by 16
+    (
+        "jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Mosaic failed to compile TPU kernel:\n"
+        "Failed to set window params for output 0: E2002: "
+        "CompileTimeMosaicMisalignedBlockAndTiling:\n",
+        "16 for 16-bit",
+    ),
+    # jax#37367
+    (
+        "jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: E2001: "
+        "CompileTimeMosaicUnsupportedRhsType: Unsupported matmul RHS type on target: "
+        "vector<128x128xi8>\n",
+        "preferred_element_type=jnp.float32",
+    ),
+    # jax#23989, and jax#18595's earlier wrapper with the op's words
+    (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Unsupported input "
+        "data type in matrix multiplication.\n",
+        "Cast both operands to float32",
+    ),
+    (
+        "XlaRuntimeError: INVALID_ARGUMENT: Failed to compile a Mosaic module: 'tpu.matmul' op "
+        "Unsupported input data type in matrix multiplication. (extra diagnostics trimmed...)",
+        "Cast both operands to float32",
+    ),
+    # jax#30104
+    (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not "
+        "support this comparison\n",
+        "x.astype(jnp.float32) < y.astype(jnp.float32)",
+    ),
+    # jax#29278
+    (
+        "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: Unsupported type in "
+        "transpose\n",
+        "x.astype(jnp.int32).T",
+    ),
+    # jax#28305
+    (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: failed to legalize "
+        "operation 'arith.addi'\n",
+        "Compute in a 32-bit dtype",
+    ),
+    # vllm-project/tpu-inference#2506
+    (
+        "INVALID_ARGUMENT: Mosaic failed to compile TPU kernel: Failed to verify layout for "
+        "Mosaic kernel operand 9: XLA layout ({0:S(1)}) does not match Mosaic layout "
+        "({0:T(128)S(1)}) for an operand of shape s32[0].\n",
+        "pass no zero-size operand",
+    ),
+]
+
+
+@pytest.mark.parametrize(("paste", "advice"), ADVISED)
+def test_libtpus_own_messages_say_what_to_do(paste: str, advice: str) -> None:
+    """libtpu's messages that real reports explain say what to do, not only whose they are."""
+    [said] = compiler_messages(paste)
+    assert said.compiler == "libtpu (Mosaic's TPU compiler)"
+    assert said.why.startswith("libtpu's Mosaic compiler said it")
+    assert advice in said.why
+
+
+def test_a_libtpu_message_no_report_explains_says_only_whose_it_is() -> None:
+    paste = (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: All memref arguments "
+        "should use the TiledLayoutAttr for layout\n"
+    )
+    [said] = compiler_messages(paste)
+    assert said.why.startswith("no release of JAX that errata mined holds it")
+
+
 def test_a_paste_without_a_wrapper_has_no_compilers_message() -> None:
     assert compiler_messages("ValueError: Target does not support this comparison") == []
 
@@ -81,6 +153,15 @@ VERIFIED = [
         (1, 2),
         "'vector.shape_cast' op operand #0 must be vector of any type values, but got 'i32'",
         "upstream MLIR's (vector dialect)",
+    ),
+    # jax#22817: what that means, a scalar stored into a VMEM ref
+    (
+        'MLIRError: Verification failed:\nerror: "/swap"(callsite("iota_kernel"("<ipython-input'
+        "-18-1144262d6dee>\":3:2))): 'vector.shape_cast' op operand #0 must be vector of any "
+        "type values, but got 'i32'\n",
+        (1, 2),
+        "'vector.shape_cast' op operand #0 must be vector of any type values, but got 'i32'",
+        "put the ref in SMEM",
     ),
     # jax#38987: Pallas's VerificationError, the details two lines on, cut by the log
     (
@@ -150,6 +231,15 @@ def test_a_failed_check_of_xlas_is_named_by_its_file_and_line() -> None:
 
 
 REPORTED = [
+    # marin-community/marin#6636: a Mosaic GPU kernel in a container without CUDA's compilers
+    (
+        "UNAVAILABLE: No PTX compilation provider is available. Neither ptxas/nvlink nor "
+        "nvjtlink is available.\nDriver compilation is enabled: 0\n",
+        1,
+        "XLA's GPU compiler",
+        "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.",
+        "jax[cuda12]",
+    ),
     # vllm-project/tpu-inference#508: a VMEM report without its figures
     (
         "```\njaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory "

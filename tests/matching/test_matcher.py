@@ -532,6 +532,34 @@ def test_a_backends_own_site_comes_after_a_core_one_only_where_the_frames_were_r
     assert (unread.record_id, unread.alternatives) == ("gpu", ("core",))
 
 
+@pytest.mark.parametrize("order", [1, -1])
+def test_a_message_behind_the_tpu_compilers_wrapper_is_mosaic_tpus_even_without_frames(
+    order: int,
+) -> None:
+    """Mosaic GPU raises "Only 32-bit types supported" in Python, and Mosaic TPU's layout
+    inference said the same until 0.7.0: behind ``Mosaic failed to compile TPU kernel:`` it is
+    TPU's, in either catalog order, and Mosaic GPU's site is no alternative; the same words
+    alone keep the catalog's order and both records."""
+    pattern = r"(?:'(.+?)' op )?Only 32-bit types supported"
+    entries = [
+        PatternEntry(record, pattern, "current", {"file": file, "curated": "false"})
+        for record, file in (
+            ("gpu", "jax/experimental/mosaic/gpu/utils.py"),
+            ("tpu", "jaxlib/mosaic/dialect/tpu/transforms/infer_vector_layout.cc"),
+        )[::order]
+    ]
+    index = PatternIndex.build(entries)
+    wrapped = (
+        "jaxlib._jax.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
+        "Only 32-bit types supported\n"
+    )
+    [tpu] = match_paste(wrapped, index).matches
+    assert (tpu.record_id, tpu.alternatives) == ("tpu", ())
+    [alone] = match_paste("ValueError: Only 32-bit types supported\n", index).matches
+    first, second = (entry.record_id for entry in entries)
+    assert (alone.record_id, alone.alternatives) == (first, (second,))
+
+
 def test_todays_wording_is_chosen_over_an_older_one_that_prints_the_same_text() -> None:
     """``{np.shape(a)}`` until 0.4.31 and ``{arr.shape}`` since print the same message; the
     older wording's untyped pattern is the shorter, yet the message is today's."""
