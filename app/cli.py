@@ -555,12 +555,13 @@ def _release_sources(git_dir: Path, wheels: Path) -> dict[str, ReleaseSource]:
 def _output(path: Path | None) -> Iterator[IO[str]]:
     """Standard output, or ``path`` written whole: a half-written file is never left there,
     nor beside it when the writing fails. Each writer has a partial file of its own, so two
-    runs at once each leave a whole file (the last one's)."""
+    runs at once each leave a whole file (the last one's); it is hidden, as the importer
+    skips hidden files (a server started meanwhile reads the data directory)."""
     if path is None:
         yield sys.stdout
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         with partial.open("w", encoding="utf-8") as stream:
             yield stream

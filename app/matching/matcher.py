@@ -147,6 +147,9 @@ class Match:
     truncated: bool = False
     metadata: Mapping[str, str] = field(default_factory=dict)
     alternatives: tuple[str, ...] = ()  # other records that fit the same error
+    # Those of them whose patterns read as much literal text of it: as likely its source,
+    # so the paste may come from their releases too ("Not implemented" fits any NYI).
+    alike: tuple[str, ...] = ()
     # Every wording of the record that reads the message, ``variant`` first: an older
     # wording and today's may read the same text.
     variants: tuple[str, ...] = ()
@@ -804,13 +807,21 @@ def _best_per_error(
         score, chosen = group[0]
         record_id = index.entries[chosen.hit.entry].record_id
         wrapped = wrapping() if several else frozenset()
-        alike = (index.entries[c.hit.entry] for _, c in group[1:])
-        others = dict.fromkeys(
-            other.record_id
-            for other in alike
-            if not wrapped or _backend(other) in wrapped | {"core"}
-        )
+        kept = [
+            c
+            for _, c in group[1:]
+            if not wrapped or _backend(index.entries[c.hit.entry]) in wrapped | {"core"}
+        ]
+        others = dict.fromkeys(index.entries[c.hit.entry].record_id for c in kept)
         others.pop(record_id, None)
+        # Those that read as much of the message as the chosen one: as likely its source.
+        literal = index.specificity(chosen.hit.entry)[0]
+        alike = dict.fromkeys(
+            index.entries[c.hit.entry].record_id
+            for c in kept
+            if index.specificity(c.hit.entry)[0] >= literal
+        )
+        alike.pop(record_id, None)
         variants = tuple(
             dict.fromkeys(
                 entry.variant
@@ -818,7 +829,7 @@ def _best_per_error(
                 if (entry := index.entries[c.hit.entry]).record_id == record_id
             )
         )
-        best.append((score, chosen, tuple(others), variants))
+        best.append((score, chosen, (tuple(others), tuple(alike)), variants))
     best.sort(key=lambda item: _rank(item[1], item[0]))
 
     sources = cache(lambda: find_value_sources(paste.lines))
@@ -920,7 +931,7 @@ def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
 def _match(
     candidate: _Candidate,
     score: float,
-    alternatives: tuple[str, ...],
+    alternatives: tuple[tuple[str, ...], tuple[str, ...]],
     variants: tuple[str, ...],
     index: AnyIndex,
     paste: NormalizedPaste,
@@ -950,7 +961,8 @@ def _match(
         normalized_line=candidate.text,
         truncated=hit.truncated,
         metadata=entry.metadata,
-        alternatives=alternatives,
+        alternatives=alternatives[0],
+        alike=alternatives[1],
         variants=variants,
         user_frame=frame,
         found_in=candidate.found_in,
@@ -974,7 +986,7 @@ def _worded(match: Match) -> Worded | None:
         if until is None and variant != "current":
             return None
         untils.append(until)
-    records = (match.record_id, *match.alternatives)
+    records = (match.record_id, *match.alike)
     return Worded(match.line_number, match.literal, records, tuple(untils))
 
 

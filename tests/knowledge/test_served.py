@@ -721,6 +721,25 @@ def test_an_ops_diagnostic_is_matched_as_mosaic_tpu_prints_it(matcher: MatchServ
     assert foreign_first == []
 
 
+def test_a_message_is_dated_by_the_records_that_read_as_much_of_it(
+    matcher: MatchService,
+) -> None:
+    """jax#24415: every bare "Not implemented" of Mosaic's C++ fits "Not implemented:
+    Non-trivial layouts unsupported" too, some of them in later releases; the one site that
+    reads the whole message dates the paste."""
+    paste = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: "
+        "Not implemented: Non-trivial layouts unsupported\n"
+    )
+    answer = matcher.match(MatchRequest(text=paste))
+    [match] = answer.matches
+    assert len(match.alternatives) > 1
+    [record] = [r for r in mined_records() if r["id"] == match.errorId]
+    assert "Non-trivial layouts unsupported" in record["errorMessage"]
+    assert answer.release is not None
+    assert answer.release.releases == [shipped["release"] for shipped in record["releases"]]
+
+
 def _worded_alike(ids: list[str], line: str, wordings: dict[str, list[str]]) -> bool:
     """Whether a wording of one of the records ``ids`` reads ``line`` as well."""
     return any(
