@@ -8,13 +8,19 @@ applied to a rule (``register_lowering(lax.sign_p)(lower_fun(…))``), an item a
 module's dict (``for prim, fn in _JAX_FN_MAPPING.items(): triton_lowering_rules[prim] = …``),
 and a dict update of a rules table
 (``mosaic_lowering_rules[LANExWG_SEMANTICS].update({lax.abs_p: rule})``).
+
+A primitive is listed by the name JAX gives it, which error messages print: ``lax.abs_p`` is
+``abs``, but ``primitives.load_p`` is ``masked_load``, read from its module's
+``load_p = jax_core.Primitive('masked_load')``.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from app.knowledge.releases import release_key
@@ -23,12 +29,13 @@ from app.knowledge.scope import backend_of, parse_python
 # The rules of every release, as mined and committed (``errata mine-releases`` writes it).
 MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"
 
-# The modules holding each backend's rules table.
-_LOWERING_MODULES = (
-    "jax/_src/pallas/mosaic_gpu/lowering.py",
-    "jax/_src/pallas/triton/lowering.py",
-    "jax/_src/pallas/mosaic/lowering.py",
-    "jax/_src/pallas/mosaic/sc_lowering.py",
+# The backends' packages: each lowering module holds its backend's rules table, and the
+# modules beside it register rules of their own primitives into it
+# (``@lowering.register_lowering_rule(print_layout_p, …)`` in Mosaic GPU's primitives.py).
+_BACKEND_PACKAGES = (
+    "jax/_src/pallas/mosaic_gpu",
+    "jax/_src/pallas/triton",
+    "jax/_src/pallas/mosaic",
 )
 # Semantics named by the key of a rules table or a decorator's argument.
 _SEMANTICS = (
@@ -39,6 +46,11 @@ _SEMANTICS = (
     ("SC_SCALAR", "SC scalar subcore"),
     ("TC", "TensorCore"),
 )
+# Every core type: ``kernel_types=[*tpu_core.CoreType]`` (``KernelType`` in earlier releases).
+_EVERY_CORE_TYPE = re.compile(r"\*\s*[\w.]*(?:CoreType|KernelType)\b(?!\.)")
+_TPU_CORE_TYPES = ["TensorCore", "SC scalar subcore", "SC vector subcore"]
+# The keywords of a registering call that name semantics or kernel types.
+_KINDS = ("lowering_semantics", "kernel_types", "semantics")
 _DEFAULT_SEMANTICS = {"mosaic_gpu": "Lane", "tpu": "TensorCore", "triton": "default"}
 
 
@@ -49,19 +61,100 @@ class LoweringRule:
     semantics: str
 
 
+@dataclass(frozen=True)
+class _RulesModule:
+    """What a rules module's registrations are read against."""
+
+    backend: str
+    dicts: dict[str, ast.Dict]
+    # ``primitives.load_p`` → ``masked_load``, where the name is not the variable's
+    primitive_names: dict[str, str]
+    # ``sc_lowering.register_lowering_rule`` → its kernel types where a call names none
+    registering_defaults: dict[str, list[str]]
+
+
 def mine_lowering_rules(root: Path) -> set[LoweringRule]:
+    """Every rule registered in a backend's package, as that backend's. A rule registered
+    from outside it (Pallas's ``einshape.py`` registers TPU's ``einshape_lo``) is not read."""
+    trees = {
+        file: parse_python(f"{package}/{file.name}", file)
+        for package in _BACKEND_PACKAGES
+        for file in sorted((root / package).glob("*.py"))
+    }
+    defaults = {file: _registering_partials(tree) for file, tree in trees.items()}
+    created = cache(_created_in)
     rules: set[LoweringRule] = set()
-    for file_path in _LOWERING_MODULES:
-        file = root / file_path
-        if file.is_file():
-            tree = parse_python(file_path, file)
-            backend = backend_of(file_path)
-            rules.update(LoweringRule(backend, p, s) for p, s in _registrations(tree, backend))
+    for file, tree in trees.items():
+        module = _RulesModule(
+            backend_of(file.relative_to(root).as_posix()),
+            _module_dicts(tree),
+            _as_spelled(tree, root, file, created),
+            _as_spelled(tree, root, file, lambda path: defaults.get(path, {})),
+        )
+        rules.update(LoweringRule(module.backend, p, s) for p, s in _in_body(tree.body, module, {}))
     return rules
 
 
-def _registrations(tree: ast.Module, backend: str) -> Iterator[tuple[str, str]]:
-    yield from _in_body(tree.body, backend, {}, _module_dicts(tree))
+def _as_spelled[T](
+    tree: ast.Module, root: Path, file: Path, read: Callable[[Path], Mapping[str, T]]
+) -> dict[str, T]:
+    """What ``read`` finds of a module's top-level names, of this module and of each it
+    imports from JAX's source under ``root``, by how this module spells each name
+    (``primitives.load_p``, an imported ``load_p``, its own ``load_p``)."""
+    spelled = dict(read(file))
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            package = root.joinpath(*node.module.split("."))
+            for alias in node.names:
+                prefix = alias.asname or alias.name
+                in_module = read(package / f"{alias.name}.py")
+                spelled |= {f"{prefix}.{name}": value for name, value in in_module.items()}
+                in_package = read(package.with_suffix(".py"))
+                if alias.name in in_package:
+                    spelled[prefix] = in_package[alias.name]
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                in_module = read(root.joinpath(*alias.name.split(".")).with_suffix(".py"))
+                prefix = alias.asname or alias.name
+                spelled |= {f"{prefix}.{name}": value for name, value in in_module.items()}
+    return spelled
+
+
+def _registering_partials(tree: ast.Module) -> dict[str, list[str]]:
+    """The registering calls a module makes with kernel types of its own, by name:
+    SparseCore's ``register_lowering_rule = functools.partial(tc_lowering.register_lowering_rule,
+    kernel_types=(CoreType.SC_SCALAR_SUBCORE, CoreType.SC_VECTOR_SUBCORE))``."""
+    partials = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if not (ast.unparse(call.func).endswith("partial") and call.args):
+            continue
+        if "register_lowering" not in ast.unparse(call.args[0]):
+            continue
+        given = [_semantics_in(ast.unparse(kw.value)) for kw in call.keywords if kw.arg in _KINDS]
+        for target in node.targets:
+            if isinstance(target, ast.Name) and given:
+                partials[target.id] = given[0]
+    return partials
+
+
+# ``load_p = jax_core.Primitive('masked_load')`` at module level (``core.CallPrimitive`` too)
+_CREATED_PRIMITIVE = re.compile(r"""^(\w+_p) = [\w.]*Primitive\(\s*['"](\w+)['"]""", re.M)
+
+
+def _created_in(file: Path) -> dict[str, str]:
+    """``{"load_p": "masked_load"}``: each primitive a module creates under a name that is
+    not its variable's. A regular expression, not a parse: every module a rules module
+    imports is read, in every release."""
+    if not file.is_file():
+        return {}
+    return {
+        var: name
+        for var, name in _CREATED_PRIMITIVE.findall(file.read_text(encoding="utf-8"))
+        if var != f"{name}_p"
+    }
 
 
 def _module_dicts(tree: ast.Module) -> dict[str, ast.Dict]:
@@ -93,35 +186,35 @@ def _loop_elements(loop: ast.expr, dicts: dict[str, ast.Dict]) -> list[ast.expr]
 
 
 def _in_body(
-    body: list[ast.stmt], backend: str, env: dict[str, ast.expr], dicts: dict[str, ast.Dict]
+    body: list[ast.stmt], module: _RulesModule, env: dict[str, ast.expr]
 ) -> Iterator[tuple[str, str]]:
     """Registrations at module level, with a ``for`` over a literal list or a module's dict
     unrolled (``for op, impl in [(lax.add_p, …), …]: rules[…][op] = …`` registers each
     ``op``)."""
     for node in body:
         if isinstance(node, ast.For):
-            for element in _loop_elements(node.iter, dicts) or []:
-                yield from _in_body(node.body, backend, env | _bind(node.target, element), dicts)
+            for element in _loop_elements(node.iter, module.dicts) or []:
+                yield from _in_body(node.body, module, env | _bind(node.target, element))
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
-                yield from _from_decorator(decorator, backend)
+                yield from _from_decorator(decorator, module, env)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and _is_rules_table(target.value):
-                    primitive = _primitive(_resolved(target.slice, env))
+                    primitive = _primitive(_resolved(target.slice, env), module)
                     if primitive:
-                        yield primitive, _semantics_of(target.value, backend, env)
+                        yield primitive, _semantics_of(target.value, module.backend, env)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            yield from _from_update(node.value, backend, env)
+            yield from _from_update(node.value, module, env)
             # register_lowering(p)(rule), also in a loop over primitives
-            yield from _from_decorator(node.value.func, backend, env)
+            yield from _from_decorator(node.value.func, module, env)
         else:
             for field in ("body", "orelse", "finalbody"):
-                yield from _in_body(getattr(node, field, None) or [], backend, env, dicts)
+                yield from _in_body(getattr(node, field, None) or [], module, env)
 
 
 def _from_update(
-    call: ast.Call, backend: str, env: dict[str, ast.expr]
+    call: ast.Call, module: _RulesModule, env: dict[str, ast.expr]
 ) -> Iterator[tuple[str, str]]:
     func = call.func
     if not (isinstance(func, ast.Attribute) and func.attr == "update"):
@@ -131,9 +224,9 @@ def _from_update(
     for argument in call.args:
         if isinstance(argument, ast.Dict):
             for key in argument.keys:
-                primitive = _primitive(_resolved(key, env)) if key is not None else None
+                primitive = _primitive(_resolved(key, env), module) if key is not None else None
                 if primitive:
-                    yield primitive, _semantics_of(func.value, backend, env)
+                    yield primitive, _semantics_of(func.value, module.backend, env)
 
 
 def _bind(target: ast.expr, element: ast.expr) -> dict[str, ast.expr]:
@@ -152,24 +245,23 @@ def _resolved(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
 
 
 def _from_decorator(
-    decorator: ast.expr, backend: str, env: dict[str, ast.expr] | None = None
+    decorator: ast.expr, module: _RulesModule, env: dict[str, ast.expr]
 ) -> Iterator[tuple[str, str]]:
     if not isinstance(decorator, ast.Call):
         return
-    name = ast.unparse(decorator.func).split(".")[-1]
+    receiver, _, name = ast.unparse(decorator.func).rpartition(".")
     if not name.startswith(("register_lowering", "_register_lowering")) or not decorator.args:
         return
-    primitive = _primitive(_resolved(decorator.args[0], env or {}))
+    if receiver == "mlir":  # JAX's lowering of a primitive outside kernels, not Pallas's
+        return
+    primitive = _primitive(_resolved(decorator.args[0], env), module)
     if primitive is None:
         return
     named = [ast.unparse(arg) for arg in decorator.args[1:2]]
-    named += [
-        ast.unparse(kw.value)
-        for kw in decorator.keywords
-        if kw.arg in ("lowering_semantics", "kernel_types", "semantics")
-    ]
+    named += [ast.unparse(kw.value) for kw in decorator.keywords if kw.arg in _KINDS]
     found = [s for text in named for s in _semantics_in(text)]
-    for semantics in found or [_DEFAULT_SEMANTICS.get(backend, "default")]:
+    found = found or module.registering_defaults.get(ast.unparse(decorator.func), [])
+    for semantics in found or [_DEFAULT_SEMANTICS.get(module.backend, "default")]:
         yield primitive, semantics
 
 
@@ -177,9 +269,13 @@ def _is_rules_table(node: ast.expr) -> bool:
     return "lowering_rules" in ast.unparse(node)
 
 
-def _primitive(node: ast.expr) -> str | None:
-    """``lax.abs_p`` → ``abs``; anything else is not a primitive named in the source."""
-    text = ast.unparse(node).split(".")[-1]
+def _primitive(node: ast.expr, module: _RulesModule) -> str | None:
+    """``lax.abs_p`` → ``abs``, ``primitives.load_p`` → ``masked_load``; anything else is not
+    a primitive named in the source."""
+    spelled = ast.unparse(node)
+    if spelled in module.primitive_names:
+        return module.primitive_names[spelled]
+    text = spelled.split(".")[-1]
     return text.removesuffix("_p") if text.endswith("_p") and text.isidentifier() else None
 
 
@@ -192,7 +288,10 @@ def _semantics_of(table: ast.expr, backend: str, env: dict[str, ast.expr]) -> st
 
 def _semantics_in(text: str) -> list[str]:
     """``mgpu.LoweringSemantics.Lane`` → Lane; ``LANExWG_SEMANTICS`` (lowering × primitive
-    semantics) → Lane; ``[CoreType.TC, CoreType.SC_VECTOR_SUBCORE]`` → both."""
+    semantics) → Lane; ``[CoreType.TC, CoreType.SC_VECTOR_SUBCORE]`` → both;
+    ``[*tpu_core.CoreType]`` → every core type."""
+    if _EVERY_CORE_TYPE.search(text):
+        return list(_TPU_CORE_TYPES)
     upper = text.upper()
     last = upper.split(".")[-1]
     if last.endswith("_SEMANTICS") and "X" in last:
