@@ -63,13 +63,14 @@ class PrimitiveLowering:
 
 
 def semantics_named(backend: str, captured: str | None) -> str | None:
-    """``LoweringSemantics.Lane`` → Lane; TPU's ``tc`` → TensorCore; Triton has one."""
+    """``LoweringSemantics.Lane`` → Lane; TPU's ``tc`` or ``KernelType.TC`` → TensorCore;
+    Triton has one."""
     if backend == "triton":
         return "default"
     if captured is None:
         return None
     if backend == "tpu":
-        return _TPU_KERNEL_TYPES.get(captured.strip().lower(), captured)
+        return _TPU_KERNEL_TYPES.get(captured.strip().rsplit(".", 1)[-1].lower(), captured)
     return captured.strip().rsplit(".", 1)[-1]
 
 

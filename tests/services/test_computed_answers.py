@@ -208,6 +208,25 @@ def test_triton_and_tpu_wordings_name_their_backends_rules(
     assert primitive.upgradeTo == (min(s for _, s in lowered) if lowered else None)
 
 
+def test_a_primitive_lowered_on_other_core_types_only_gets_no_upgrade(catalog: Catalog) -> None:
+    """jax#32991 (the enum's name in the message): SparseCore's subcores lower cumsum from
+    0.8.0, registered in sc_primitives.py by SparseCore's own registering call; the
+    TensorCore, whose kernel raised this, in no release."""
+    text = (
+        "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for "
+        "KernelType.TC: cumsum. Please file an issue on https://github.com/jax-ml/jax/issues."
+    )
+    [found] = answer(catalog, text).matches
+    primitive = found.primitive
+    assert primitive is not None
+    assert (primitive.backend, primitive.semantics) == ("tpu", "TensorCore")
+    assert {(entry.semantics, entry.since) for entry in primitive.lowered} == {
+        ("SC scalar subcore", "0.8.0"),
+        ("SC vector subcore", "0.8.0"),
+    }
+    assert primitive.upgradeTo is None
+
+
 @pytest.mark.parametrize(
     ("text", "compiler", "lowered", "upgrade"),
     [
