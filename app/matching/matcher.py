@@ -806,22 +806,25 @@ def _best_per_error(
         )
         score, chosen = group[0]
         record_id = index.entries[chosen.hit.entry].record_id
-        wrapped = wrapping() if several else frozenset()
-        kept = [
-            c
-            for _, c in group[1:]
-            if not wrapped or _backend(index.entries[c.hit.entry]) in wrapped | {"core"}
-        ]
-        others = dict.fromkeys(index.entries[c.hit.entry].record_id for c in kept)
-        others.pop(record_id, None)
-        # Those that read as much of the message as the chosen one: as likely its source.
-        literal = index.specificity(chosen.hit.entry)[0]
-        alike = dict.fromkeys(
-            index.entries[c.hit.entry].record_id
-            for c in kept
-            if index.specificity(c.hit.entry)[0] >= literal
-        )
-        alike.pop(record_id, None)
+        others: dict[str, None] = {}
+        alike: dict[str, None] = {}
+        if several:
+            wrapped = wrapping()
+            kept = [
+                c.hit.entry
+                for _, c in group[1:]
+                if not wrapped or _backend(index.entries[c.hit.entry]) in wrapped | {"core"}
+            ]
+            others = dict.fromkeys(index.entries[entry].record_id for entry in kept)
+            others.pop(record_id, None)
+            # Those that read as much of the message as the chosen one: as likely its source.
+            literal = index.specificity(chosen.hit.entry)[0]
+            alike = dict.fromkeys(
+                index.entries[entry].record_id
+                for entry in kept
+                if index.specificity(entry)[0] >= literal
+            )
+            alike.pop(record_id, None)
         variants = tuple(
             dict.fromkeys(
                 entry.variant
