@@ -219,10 +219,11 @@ def test_suggestions_read_like_the_message_not_like_placeholder_names(
 def test_the_curated_neighbours_of_a_mined_error_are_of_its_own_backend(
     matcher: MatchService,
 ) -> None:
-    """jax#21999's Mosaic TPU diagnostic was offered Mosaic GPU's bitcast records."""
+    """jax#21999's Mosaic TPU diagnostic (curated since) was offered Mosaic GPU's bitcast
+    records; jax#24415's, known only from source, is offered TPU's."""
     paste = (
         "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel:"
-        " unsupported shape cast\n"
+        " Not implemented: Non-trivial layouts unsupported\n"
     )
     [found] = matcher.match(MatchRequest(text=paste)).matches
     assert found.sourceOnly is not None and found.sourceOnly.closest
