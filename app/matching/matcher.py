@@ -832,14 +832,14 @@ def _best_per_error(
                 if (entry := index.entries[c.hit.entry]).record_id == record_id
             )
         )
-        best.append((score, chosen, (tuple(others), tuple(alike)), variants))
+        best.append((score, chosen, tuple(others), tuple(alike), variants))
     best.sort(key=lambda item: _rank(item[1], item[0]))
 
     sources = cache(lambda: find_value_sources(paste.lines))
     frame = user_frame(paste.lines) if best else None
     reported: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
     matches = []
-    for score, chosen, alternatives, variants in best:
+    for score, chosen, alternatives, alike_records, variants in best:
         key = (
             index.entries[chosen.hit.entry].record_id,
             tuple(sorted(chosen.hit.captures.items())),
@@ -847,7 +847,17 @@ def _best_per_error(
         if key not in reported:
             reported.add(key)
             matches.append(
-                _match(chosen, score, alternatives, variants, index, paste, sources, frame)
+                _match(
+                    chosen,
+                    score,
+                    alternatives,
+                    alike_records,
+                    variants,
+                    index,
+                    paste,
+                    sources,
+                    frame,
+                )
             )
     return tuple(matches)
 
@@ -934,7 +944,8 @@ def _modules_named(candidates: Sequence[_Candidate]) -> frozenset[str]:
 def _match(
     candidate: _Candidate,
     score: float,
-    alternatives: tuple[tuple[str, ...], tuple[str, ...]],
+    alternatives: tuple[str, ...],
+    alike: tuple[str, ...],
     variants: tuple[str, ...],
     index: AnyIndex,
     paste: NormalizedPaste,
@@ -964,8 +975,8 @@ def _match(
         normalized_line=candidate.text,
         truncated=hit.truncated,
         metadata=entry.metadata,
-        alternatives=alternatives[0],
-        alike=alternatives[1],
+        alternatives=alternatives,
+        alike=alike,
         variants=variants,
         user_frame=frame,
         found_in=candidate.found_in,
