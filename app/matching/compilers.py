@@ -175,6 +175,48 @@ _MOSAIC_TPU_ADVICE = (
         "one element), and call the kernel on arrays JAX made",
     ),
 )
+# E2002's details, on its line or the next ones: "Operand of shape (..., 16, 256) has tiling
+# (16, 128), but its block shape (..., 8, 256) is not divisible by tiling evenly nor matches
+# the full shape" (sgl-project/sglang-jax#1546).
+_MISALIGNED = re.compile(
+    r"Operand of shape \((?:\.\.\.,\s*)?(?P<shape>\d+(?:,\s*\d+)*)\)\s+has tiling "
+    r"\((?P<tiling>\d+,\s*\d+)\),\s+but its block shape "
+    r"\((?:\.\.\.,\s*)?(?P<block>\d+(?:,\s*\d+)*)\)"
+)
+
+
+def misaligned_block(details: str) -> str | None:
+    """What E2002's block could be instead, from the figures it prints: each of its last two
+    dimensions that is neither a multiple of the tiling nor the array's whole dimension, and
+    the multiples nearest it that fit, or the whole dimension."""
+    found = _MISALIGNED.search(details)
+    if found is None:
+        return None
+    shape, tiling, block = (
+        [int(n) for n in re.findall(r"\d+", found[group])] for group in ("shape", "tiling", "block")
+    )
+    if len(shape) < 2 or len(block) < 2:
+        return None
+    changes = []
+    for name, size, tile, whole in zip(
+        ("second-to-last", "last"), block[-2:], tiling, shape[-2:], strict=False
+    ):
+        if size % tile == 0 or size == whole:
+            continue
+        nearest = {size // tile * tile, -(-size // tile) * tile}
+        fits = [*sorted(n for n in nearest if tile <= n < whole), whole]
+        listed = " or ".join(filter(None, [", ".join(map(str, fits[:-1])), str(fits[-1])]))
+        changes.append(f"its {name} dimension {listed} instead of {size}")
+    if not changes:
+        return None
+    return (
+        "Here the block fits with "
+        + "; ".join(changes)
+        + f" (tiling ({tiling[0]}, {tiling[1]}), the array's last two dimensions "
+        f"({shape[-2]}, {shape[-1]}))"
+    )
+
+
 _RET_CHECK_WHY = (
     "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and its "
     "source is not the Python and Mosaic code errata mined"
@@ -247,6 +289,9 @@ def _wrapped(text: str) -> list[CompilerMessage]:
                 (_MOSAIC_TPU_SAYS + advice for p, advice in _MOSAIC_TPU_ADVICE if p.match(message)),
                 why,
             )
+            details = text[said.start() : _end_of_lines(text, said.end(), MAX_DIAGNOSTIC_LINES)]
+            block = misaligned_block(details) if "tiling" in details else None
+            why += f". {block}" if block else ""
         # a message that names itself says more than its wrapper (what to do)
         compiler, why = next(
             ((c, w) for _, pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
@@ -261,12 +306,7 @@ def _verified(text: str) -> list[CompilerMessage]:
         return []
     found = []
     for said in _VERIFIER.finditer(text):
-        limit = said.end()  # the end of the verifier's line, then of each line after it
-        for _ in range(MAX_DIAGNOSTIC_LINES + 1):
-            limit = text.find("\n", limit + 1)
-            if limit == -1:
-                limit = len(text)
-                break
+        limit = _end_of_lines(text, said.end(), MAX_DIAGNOSTIC_LINES + 1)
         diagnostic = _OP_DIAGNOSTIC.search(text, said.end(), limit)
         if diagnostic is None:
             continue
@@ -332,6 +372,17 @@ def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
                 found.append(CompilerMessage(line, line, compiler, _unquoted(said[0]), why))
                 break
     return found
+
+
+def _end_of_lines(text: str, position: int, count: int) -> int:
+    """Where the ``count``-th line break from ``position`` stands (the end of the text if
+    there are fewer)."""
+    end = position
+    for _ in range(count):
+        end = text.find("\n", end + 1)
+        if end == -1:
+            return len(text)
+    return end
 
 
 def _line_of(text: str, position: int) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.matching.compilers import compiler_messages
+from app.matching.compilers import compiler_messages, misaligned_block
 
 CASES = [
     # jax#30104: the message on the wrapper's own line
@@ -73,6 +73,16 @@ ADVISED = [
         "CompileTimeMosaicMisalignedBlockAndTiling:\n",
         "16 for 16-bit",
     ),
+    # the same with its figures, on the lines after: the block worked out
+    (
+        "jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Mosaic failed to compile TPU kernel:\n"
+        "Failed to set window params for output 0: E2002: "
+        "CompileTimeMosaicMisalignedBlockAndTiling:\n"
+        "Operand of shape (..., 16, 256) has tiling (16, 128), but its block shape (..., 8, 256)\n"
+        "is not divisible by tiling evenly nor matches the full shape\n",
+        "Here the block fits with its second-to-last dimension 16 instead of 8 (tiling (16, "
+        "128), the array's last two dimensions (16, 256))",
+    ),
     # jax#37367
     (
         "jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: E2001: "
@@ -126,6 +136,31 @@ def test_libtpus_own_messages_say_what_to_do(paste: str, advice: str) -> None:
     assert said.compiler == "libtpu (Mosaic's TPU compiler)"
     assert said.why.startswith("libtpu's Mosaic compiler said it")
     assert advice in said.why
+
+
+@pytest.mark.parametrize(
+    ("details", "block"),
+    [
+        (  # both dimensions off: the multiples nearest each, or the whole dimension
+            "Operand of shape (100, 1000) has tiling (8, 128), but its block shape (12, 200)",
+            "Here the block fits with its second-to-last dimension 8, 16 or 100 instead of 12; "
+            "its last dimension 128, 256 or 1000 instead of 200 (tiling (8, 128), the array's "
+            "last two dimensions (100, 1000))",
+        ),
+        (  # smaller than one tile: the whole dimension alone
+            "Operand of shape (..., 4, 1024) has tiling (8, 128), but its block shape (..., 2, "
+            "1024)",
+            "Here the block fits with its second-to-last dimension 4 instead of 2 (tiling (8, "
+            "128), the array's last two dimensions (4, 1024))",
+        ),
+        (  # nothing off: nothing to say
+            "Operand of shape (64, 1024) has tiling (8, 128), but its block shape (16, 1024)",
+            None,
+        ),
+    ],
+)
+def test_e2002s_block_is_worked_out_from_its_figures(details: str, block: str | None) -> None:
+    assert misaligned_block(details) == block
 
 
 def test_a_libtpu_message_no_report_explains_says_only_whose_it_is() -> None:
