@@ -118,63 +118,6 @@ _REPORTED = (
         "source. Install them together (pip install -U 'jax[tpu]')",
     ),
 )
-# What to do about libtpu's own messages behind Mosaic's TPU wrapper, each seen in a real
-# report: libtpu's words (a pattern read from the message's start) and what the reports and
-# maintainers say they mean. The chip decides most of them, so the same kernel may compile
-# on a newer TPU.
-_MOSAIC_TPU_SAYS = "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
-_MOSAIC_TPU_ADVICE = (
-    (
-        re.compile(r"[^\n]*?\b(?:E2002\b|CompileTimeMosaicMisalignedBlockAndTiling)"),
-        "A BlockSpec's block does not fit the operand's tiling (E2002, "
-        "https://openxla.org/xla/errors/error_2002): each of the block's last two dimensions "
-        "must be a multiple of the tiling the message names or equal the array's whole "
-        "dimension. The tiling's rows grow as the dtype narrows (8 for 32-bit, 16 for 16-bit, "
-        "32 for 8-bit dtypes; 128 lanes): a block of 8 rows fits float32 but not bfloat16. "
-        "Derive the block's rows from the dtype, or use the whole dimension",
-    ),
-    (
-        re.compile(r"[^\n]*?\b(?:E2001\b|CompileTimeMosaicUnsupportedRhsType)"),
-        "This TPU's matrix unit takes no matmul with this RHS dtype (E2001, "
-        "https://openxla.org/xla/errors/error_2001; jax-ml/jax#37367: int8 on a TPU v4). Cast "
-        "both operands to bfloat16 in the kernel, exact for int8 values, and accumulate in "
-        "float32: jnp.dot(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16), "
-        "preferred_element_type=jnp.float32)",
-    ),
-    (
-        re.compile(r"(?:'tpu\.matmul' op )?Unsupported input data type in matrix multiplication"),
-        "This TPU's matrix unit takes no matmul of these operand dtypes (jax-ml/jax#23989: a "
-        "bfloat16 matmul on a TPU v3, whose Mosaic takes float32). Cast both operands to "
-        "float32 before the jnp.dot, or run the kernel on a newer TPU",
-    ),
-    (
-        re.compile(r"Target does not support this comparison"),
-        "This TPU's vector unit has no comparison in the operands' dtype (jax-ml/jax#30104: "
-        "bfloat16 on a TPU v5p; the same kernel compiles on a v6e). Compare in float32: "
-        "x.astype(jnp.float32) < y.astype(jnp.float32); later libtpu releases add such "
-        "comparisons",
-    ),
-    (
-        re.compile(r"Unsupported type in transpose"),
-        "Mosaic transposes no value of this dtype on this TPU (jax-ml/jax#29278: int8). "
-        "Transpose a 32-bit copy, x.astype(jnp.int32).T.astype(jnp.int8), or let the matmul "
-        "take the transposed operand: lax.dot_general with the contracting dimensions of x.T",
-    ),
-    (
-        re.compile(r"failed to legalize operation '(?:arith|math)\.\w+'"),
-        "Mosaic has no lowering of this arithmetic in the operands' dtype on this TPU "
-        "(jax-ml/jax#28305: arith.addi on int8). Compute in a 32-bit dtype and cast back: "
-        "(x.astype(jnp.int32) + y.astype(jnp.int32)).astype(jnp.int8)",
-    ),
-    (
-        re.compile(r"Failed to verify layout for Mosaic kernel operand \d+"),
-        "XLA laid the operand out in memory otherwise than the tiled layout the kernel was "
-        "compiled for. Reports show it for an operand of size 0 (s32[0], "
-        "vllm-project/tpu-inference#2506) and for arrays handed over by PyTorch/XLA "
-        "(pytorch/xla#8732): pass no zero-size operand (skip the call, or pad the operand to "
-        "one element), and call the kernel on arrays JAX made",
-    ),
-)
 # E2002's details, on its line or the next ones: "Operand of shape (..., 16, 256) has tiling
 # (16, 128), but its block shape (..., 8, 256) is not divisible by tiling evenly nor matches
 # the full shape" (sgl-project/sglang-jax#1546).
@@ -217,6 +160,70 @@ def misaligned_block(details: str) -> str | None:
     )
 
 
+# What to do about libtpu's own messages behind Mosaic's TPU wrapper, each seen in a real
+# report: libtpu's words (a pattern read from the message's start), what the reports and
+# maintainers say they mean, and what can be worked out from the figures that follow the
+# message. The chip decides most of them, so the same kernel may compile on a newer TPU.
+_MOSAIC_TPU_SAYS = "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
+_MOSAIC_TPU_ADVICE = (
+    (
+        re.compile(r"[^\n]*?\b(?:E2002\b|CompileTimeMosaicMisalignedBlockAndTiling)"),
+        "A BlockSpec's block does not fit the operand's tiling (E2002, "
+        "https://openxla.org/xla/errors/error_2002): each of the block's last two dimensions "
+        "must be a multiple of the tiling the message names or equal the array's whole "
+        "dimension. The tiling's rows grow as the dtype narrows (8 for 32-bit, 16 for 16-bit, "
+        "32 for 8-bit dtypes; 128 lanes): a block of 8 rows fits float32 but not bfloat16. "
+        "Derive the block's rows from the dtype, or use the whole dimension",
+        misaligned_block,
+    ),
+    (
+        re.compile(r"[^\n]*?\b(?:E2001\b|CompileTimeMosaicUnsupportedRhsType)"),
+        "This TPU's matrix unit takes no matmul with this RHS dtype (E2001, "
+        "https://openxla.org/xla/errors/error_2001; jax-ml/jax#37367: int8 on a TPU v4). Cast "
+        "both operands to bfloat16 in the kernel, exact for int8 values, and accumulate in "
+        "float32: jnp.dot(x.astype(jnp.bfloat16), y.astype(jnp.bfloat16), "
+        "preferred_element_type=jnp.float32)",
+        None,
+    ),
+    (
+        re.compile(r"(?:'tpu\.matmul' op )?Unsupported input data type in matrix multiplication"),
+        "This TPU's matrix unit takes no matmul of these operand dtypes (jax-ml/jax#23989: a "
+        "bfloat16 matmul on a TPU v3, whose Mosaic takes float32). Cast both operands to "
+        "float32 before the jnp.dot, or run the kernel on a newer TPU",
+        None,
+    ),
+    (
+        re.compile(r"Target does not support this comparison"),
+        "This TPU's vector unit has no comparison in the operands' dtype (jax-ml/jax#30104: "
+        "bfloat16 on a TPU v5p; the same kernel compiles on a v6e). Compare in float32: "
+        "x.astype(jnp.float32) < y.astype(jnp.float32); later libtpu releases add such "
+        "comparisons",
+        None,
+    ),
+    (
+        re.compile(r"Unsupported type in transpose"),
+        "Mosaic transposes no value of this dtype on this TPU (jax-ml/jax#29278: int8). "
+        "Transpose a 32-bit copy, x.astype(jnp.int32).T.astype(jnp.int8), or let the matmul "
+        "take the transposed operand: lax.dot_general with the contracting dimensions of x.T",
+        None,
+    ),
+    (
+        re.compile(r"failed to legalize operation '(?:arith|math)\.\w+'"),
+        "Mosaic has no lowering of this arithmetic in the operands' dtype on this TPU "
+        "(jax-ml/jax#28305: arith.addi on int8). Compute in a 32-bit dtype and cast back: "
+        "(x.astype(jnp.int32) + y.astype(jnp.int32)).astype(jnp.int8)",
+        None,
+    ),
+    (
+        re.compile(r"Failed to verify layout for Mosaic kernel operand \d+"),
+        "XLA laid the operand out in memory otherwise than the tiled layout the kernel was "
+        "compiled for. Reports show it for an operand of size 0 (s32[0], "
+        "vllm-project/tpu-inference#2506) and for arrays handed over by PyTorch/XLA "
+        "(pytorch/xla#8732): pass no zero-size operand (skip the call, or pad the operand to "
+        "one element), and call the kernel on arrays JAX made",
+        None,
+    ),
+)
 _RET_CHECK_WHY = (
     "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and its "
     "source is not the Python and Mosaic code errata mined"
@@ -285,19 +292,26 @@ def _wrapped(text: str) -> list[CompilerMessage]:
             message = _unquoted(following.partition("\n")[0].strip())
         compiler, why = _WRAPPERS[said["wrapper"]]
         if (compiler, why) == _MOSAIC_TPU:
-            why = next(
-                (_MOSAIC_TPU_SAYS + advice for p, advice in _MOSAIC_TPU_ADVICE if p.match(message)),
-                why,
-            )
-            details = text[said.start() : _end_of_lines(text, said.end(), MAX_DIAGNOSTIC_LINES)]
-            block = misaligned_block(details) if "tiling" in details else None
-            why += f". {block}" if block else ""
+            why = _advised(text, said, message) or why
         # a message that names itself says more than its wrapper (what to do)
         compiler, why = next(
             ((c, w) for _, pattern, c, w in _REPORTED if pattern.match(message)), (compiler, why)
         )
         found.append(CompilerMessage(line, message_line, compiler, message, why))
     return found
+
+
+def _advised(text: str, said: re.Match[str], message: str) -> str | None:
+    """What to do about a libtpu message ``said`` behind its wrapper, where a report told,
+    with what its figures on the lines after it work out."""
+    for words, advice, work_out in _MOSAIC_TPU_ADVICE:
+        if words.match(message):
+            worked = None
+            if work_out is not None:
+                end = _end_of_lines(text, said.end(), MAX_DIAGNOSTIC_LINES)
+                worked = work_out(text[said.start() : end])
+            return _MOSAIC_TPU_SAYS + advice + (f". {worked}" if worked else "")
+    return None
 
 
 def _verified(text: str) -> list[CompilerMessage]:
