@@ -48,7 +48,12 @@ _SEMANTICS = (
 )
 # Every core type: ``kernel_types=[*tpu_core.CoreType]`` (``KernelType`` in earlier releases).
 _EVERY_CORE_TYPE = re.compile(r"\*\s*[\w.]*(?:CoreType|KernelType)\b(?!\.)")
-_TPU_CORE_TYPES = ["TensorCore", "SC scalar subcore", "SC vector subcore"]
+# TPU's core types as errata names them, by the enum member's name in lower case.
+TPU_CORE_TYPES = {
+    "tc": "TensorCore",
+    "sc_scalar_subcore": "SC scalar subcore",
+    "sc_vector_subcore": "SC vector subcore",
+}
 # The keywords of a registering call that name semantics or kernel types.
 _KINDS = ("lowering_semantics", "kernel_types", "semantics")
 _DEFAULT_SEMANTICS = {"mosaic_gpu": "Lane", "tpu": "TensorCore", "triton": "default"}
@@ -291,7 +296,7 @@ def _semantics_in(text: str) -> list[str]:
     semantics) → Lane; ``[CoreType.TC, CoreType.SC_VECTOR_SUBCORE]`` → both;
     ``[*tpu_core.CoreType]`` → every core type."""
     if _EVERY_CORE_TYPE.search(text):
-        return list(_TPU_CORE_TYPES)
+        return list(TPU_CORE_TYPES.values())
     upper = text.upper()
     last = upper.split(".")[-1]
     if last.endswith("_SEMANTICS") and "X" in last:

@@ -13,17 +13,10 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
-from app.knowledge.lowering import MINED_RULES
+from app.knowledge.lowering import MINED_RULES, TPU_CORE_TYPES
 from app.knowledge.releases import newest_release, span
 
 REWRITES = MINED_RULES.parent / "primitive-rewrites.json"
-
-# How each backend's message names the semantics it looked the primitive up under.
-_TPU_KERNEL_TYPES = {
-    "tc": "TensorCore",
-    "sc_vector_subcore": "SC vector subcore",
-    "sc_scalar_subcore": "SC scalar subcore",
-}
 
 
 @dataclass(frozen=True)
@@ -70,7 +63,7 @@ def semantics_named(backend: str, captured: str | None) -> str | None:
     if captured is None:
         return None
     if backend == "tpu":
-        return _TPU_KERNEL_TYPES.get(captured.strip().rsplit(".", 1)[-1].lower(), captured)
+        return TPU_CORE_TYPES.get(captured.strip().rsplit(".", 1)[-1].lower(), captured)
     return captured.strip().rsplit(".", 1)[-1]
 
 

@@ -885,7 +885,7 @@ def _preference(
     known_only_from_source = record.metadata.get("curated") == "false"
     file = record.metadata.get("file")
     elsewhere = file not in defined
-    unshown_backend = bool(backends_shown and file and backend_of(file) not in backends_shown)
+    unshown_backend = bool(backends_shown) and _backend(record) not in backends_shown
     return (
         record.record_id not in raised_here,
         record.record_id not in quoted,
@@ -902,6 +902,7 @@ def _preference(
 
 
 def _backend(entry: PatternEntry) -> str:
+    """The backend of the record's file; a record without one is Pallas's core's."""
     file = entry.metadata.get("file")
     return backend_of(file) if file else "core"
 

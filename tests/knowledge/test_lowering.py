@@ -8,7 +8,12 @@ from pathlib import Path
 
 import jax
 
-from app.knowledge.lowering import LoweringRule, mine_lowering_rules, rules_by_release
+from app.knowledge.lowering import (
+    TPU_CORE_TYPES,
+    LoweringRule,
+    mine_lowering_rules,
+    rules_by_release,
+)
 
 SOURCE = Path(__file__).parents[1] / "fixtures" / "jax_source"
 
@@ -66,14 +71,10 @@ def test_the_installed_jaxs_rules_tables_are_read_whole_by_primitive_name() -> N
     from jax._src.pallas.mosaic_gpu import lowering as mosaic_gpu
     from jax._src.pallas.triton import lowering as triton
 
-    core_types = {
-        "TC": "TensorCore",
-        "SC_SCALAR_SUBCORE": "SC scalar subcore",
-        "SC_VECTOR_SUBCORE": "SC vector subcore",
-    }
     live = {("triton", p.name, "default"): rule for p, rule in triton.triton_lowering_rules.items()}
     for core_type, table in tpu.lowering_rules.items():
-        live |= {("tpu", p.name, core_types[core_type.name]): rule for p, rule in table.items()}
+        named = TPU_CORE_TYPES[core_type.name.lower()]
+        live |= {("tpu", p.name, named): rule for p, rule in table.items()}
     for (lowering_semantics, _), table in mosaic_gpu.mosaic_lowering_rules.items():
         live |= {("mosaic_gpu", p.name, lowering_semantics.name): r for p, r in table.items()}
     rules = mine_lowering_rules(Path(jax.__file__).parent.parent)
