@@ -29,14 +29,13 @@ from app.knowledge.scope import backend_of, parse_python
 # The rules of every release, as mined and committed (``errata mine-releases`` writes it).
 MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"
 
-# The backends' packages: each lowering module holds its backend's rules table, and the
-# modules beside it register rules of their own primitives into it
-# (``@lowering.register_lowering_rule(print_layout_p, …)`` in Mosaic GPU's primitives.py).
-_BACKEND_PACKAGES = (
-    "jax/_src/pallas/mosaic_gpu",
-    "jax/_src/pallas/triton",
-    "jax/_src/pallas/mosaic",
-)
+# Pallas's source. Each backend's package registers its rules, from its lowering module and
+# from the modules beside it (``@lowering.register_lowering_rule(print_layout_p, …)`` in Mosaic
+# GPU's primitives.py); modules elsewhere in Pallas register a backend's rule through its
+# lowering module (``@tpu_lowering.register_lowering_rule(einshape_lo_p)`` in einshape.py).
+_PALLAS = "jax/_src/pallas"
+# What a module holds to register a rule: only such modules are parsed.
+_REGISTERS = re.compile(rb"register_lowering|lowering_rules")
 # Semantics named by the key of a rules table or a decorator's argument.
 _SEMANTICS = (
     ("LANE", "Lane"),
@@ -70,34 +69,67 @@ class LoweringRule:
 class _RulesModule:
     """What a rules module's registrations are read against."""
 
-    backend: str
+    # the package's backend; ``None`` outside the backends' packages
+    backend: str | None
     dicts: dict[str, ast.Dict]
     # ``primitives.load_p`` → ``masked_load``, where the name is not the variable's
     primitive_names: dict[str, str]
     # ``sc_lowering.register_lowering_rule`` → its kernel types where a call names none
     registering_defaults: dict[str, list[str]]
+    # outside the backends' packages, ``tpu_lowering`` → tpu: the backends of imported names
+    imported_backends: dict[str, str]
+
+    def registering_backend(self, call: str) -> str | None:
+        """The backend a registering call (``tpu_lowering.register_lowering_rule``) registers
+        into; ``None`` for Pallas's own ``register_lowering_rule`` outside the packages."""
+        if self.backend is not None:
+            return self.backend
+        receiver, _, name = call.rpartition(".")
+        return self.imported_backends.get(receiver or name)
 
 
 def mine_lowering_rules(root: Path) -> set[LoweringRule]:
-    """Every rule registered in a backend's package, as that backend's. A rule registered
-    from outside it (Pallas's ``einshape.py`` registers TPU's ``einshape_lo``) is not read."""
+    """Every rule registered in Pallas's source: in a backend's package as that backend's, and
+    elsewhere as the backend whose registering call the module imports."""
     trees = {
-        file: parse_python(f"{package}/{file.name}", file)
-        for package in _BACKEND_PACKAGES
-        for file in sorted((root / package).glob("*.py"))
+        file: parse_python(file.relative_to(root).as_posix(), file)
+        for file in sorted((root / _PALLAS).rglob("*.py"))
+        if _REGISTERS.search(file.read_bytes())
     }
     defaults = {file: _registering_partials(tree) for file, tree in trees.items()}
     created = cache(_created_in)
     rules: set[LoweringRule] = set()
     for file, tree in trees.items():
+        backend = backend_of(file.relative_to(root).as_posix())
         module = _RulesModule(
-            backend_of(file.relative_to(root).as_posix()),
+            None if backend == "core" else backend,
             _module_dicts(tree),
             _as_spelled(tree, root, file, created),
             _as_spelled(tree, root, file, lambda path: defaults.get(path, {})),
+            _imported_backends(tree) if backend == "core" else {},
         )
-        rules.update(LoweringRule(module.backend, p, s) for p, s in _in_body(tree.body, module, {}))
+        rules.update(_in_body(tree.body, module, {}))
     return rules
+
+
+def _imported_backends(tree: ast.Module) -> dict[str, str]:
+    """The names a module imports from a backend's package, with their backend
+    (``from jax._src.pallas.mosaic import lowering as tpu_lowering``: tpu_lowering, tpu)."""
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            named = [
+                (alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names
+            ]
+        elif isinstance(node, ast.Import):
+            named = [(alias.asname or alias.name, alias.name) for alias in node.names]
+        else:
+            continue
+        for name, dotted in named:
+            backend = backend_of(dotted.replace(".", "/") + "/")
+            if backend != "core":
+                imported[name] = backend
+    return imported
 
 
 def _as_spelled[T](
@@ -192,7 +224,7 @@ def _loop_elements(loop: ast.expr, dicts: dict[str, ast.Dict]) -> list[ast.expr]
 
 def _in_body(
     body: list[ast.stmt], module: _RulesModule, env: dict[str, ast.expr]
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[LoweringRule]:
     """Registrations at module level, with a ``for`` over a literal list or a module's dict
     unrolled (``for op, impl in [(lax.add_p, …), …]: rules[…][op] = …`` registers each
     ``op``)."""
@@ -203,12 +235,13 @@ def _in_body(
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             for decorator in node.decorator_list:
                 yield from _from_decorator(decorator, module, env)
-        elif isinstance(node, ast.Assign):
+        elif isinstance(node, ast.Assign) and module.backend is not None:
             for target in node.targets:
                 if isinstance(target, ast.Subscript) and _is_rules_table(target.value):
                     primitive = _primitive(_resolved(target.slice, env), module)
                     if primitive:
-                        yield primitive, _semantics_of(target.value, module.backend, env)
+                        semantics = _semantics_of(target.value, module.backend, env)
+                        yield LoweringRule(module.backend, primitive, semantics)
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             yield from _from_update(node.value, module, env)
             # register_lowering(p)(rule), also in a loop over primitives
@@ -220,9 +253,9 @@ def _in_body(
 
 def _from_update(
     call: ast.Call, module: _RulesModule, env: dict[str, ast.expr]
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[LoweringRule]:
     func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr == "update"):
+    if not (isinstance(func, ast.Attribute) and func.attr == "update") or module.backend is None:
         return
     if not _is_rules_table(func.value):
         return
@@ -231,7 +264,8 @@ def _from_update(
             for key in argument.keys:
                 primitive = _primitive(_resolved(key, env), module) if key is not None else None
                 if primitive:
-                    yield primitive, _semantics_of(func.value, module.backend, env)
+                    semantics = _semantics_of(func.value, module.backend, env)
+                    yield LoweringRule(module.backend, primitive, semantics)
 
 
 def _bind(target: ast.expr, element: ast.expr) -> dict[str, ast.expr]:
@@ -251,13 +285,17 @@ def _resolved(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
 
 def _from_decorator(
     decorator: ast.expr, module: _RulesModule, env: dict[str, ast.expr]
-) -> Iterator[tuple[str, str]]:
+) -> Iterator[LoweringRule]:
     if not isinstance(decorator, ast.Call):
         return
-    receiver, _, name = ast.unparse(decorator.func).rpartition(".")
+    call = ast.unparse(decorator.func)
+    receiver, _, name = call.rpartition(".")
     if not name.startswith(("register_lowering", "_register_lowering")) or not decorator.args:
         return
     if receiver == "mlir":  # JAX's lowering of a primitive outside kernels, not Pallas's
+        return
+    backend = module.registering_backend(call)
+    if backend is None:
         return
     primitive = _primitive(_resolved(decorator.args[0], env), module)
     if primitive is None:
@@ -265,9 +303,9 @@ def _from_decorator(
     named = [ast.unparse(arg) for arg in decorator.args[1:2]]
     named += [ast.unparse(kw.value) for kw in decorator.keywords if kw.arg in _KINDS]
     found = [s for text in named for s in _semantics_in(text)]
-    found = found or module.registering_defaults.get(ast.unparse(decorator.func), [])
-    for semantics in found or [_DEFAULT_SEMANTICS.get(module.backend, "default")]:
-        yield primitive, semantics
+    found = found or module.registering_defaults.get(call, [])
+    for semantics in found or [_DEFAULT_SEMANTICS.get(backend, "default")]:
+        yield LoweringRule(backend, primitive, semantics)
 
 
 def _is_rules_table(node: ast.expr) -> bool:
