@@ -71,7 +71,8 @@ def test_a_file_python_cannot_parse_is_an_error_naming_it(tmp_path: Path) -> Non
     later are written for Python 3.12, which an older Python cannot read."""
     package = tmp_path / "jax" / "_src" / "pallas" / "mosaic_gpu"
     package.mkdir(parents=True)
-    (package / "lowering.py").write_text("def f[T](:\n", encoding="utf-8")
+    # a rule registered, or the lowering-rules miner would not read the module
+    (package / "lowering.py").write_text("@register_lowering_rule(abs_p)\ndef f[T](:\n", "utf-8")
     named = r"jax/_src/pallas/mosaic_gpu/lowering\.py: Python 3\.\d+ cannot parse it"
     for mine in (function_spans, mine_python, mine_lowering_rules):
         with pytest.raises(SourceTreeError, match=named):
