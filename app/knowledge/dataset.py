@@ -156,12 +156,15 @@ def mined_facts(track: Track) -> dict[str, Any]:
 
 
 def _moved_from(appearance: Appearance, site: Site) -> dict[str, str | None]:
-    """Where the site stood in that release, if not where it stands now (it moved since)."""
+    """Where the site stood in that release, and what an assert asserted there, if not what
+    they are now (it moved, or was rewritten, since)."""
     moved: dict[str, str | None] = {}
     if appearance.file_path != site.file_path:
         moved["filePath"] = appearance.file_path
     if appearance.function != site.function:
         moved["function"] = appearance.function
+    if site.kind == "assert" and appearance.condition != site.condition:
+        moved["condition"] = appearance.condition
     return moved
 
 
@@ -307,6 +310,7 @@ def _track(track_id: str, facts: dict[str, Any], curated: bool) -> Track:
                 commits[entry["release"]],
                 entry.get("filePath", site.file_path),
                 entry.get("function", site.function),
+                entry.get("condition", site.condition) if site.kind == "assert" else None,
             )
             for entry in facts["releases"]
         ],

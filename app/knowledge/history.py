@@ -47,6 +47,8 @@ class Appearance:
     commit: str | None
     file_path: str
     function: str | None
+    # an assert's condition then: a quoted assert is told by its condition (``frames``)
+    condition: str | None = None
 
 
 @dataclass
@@ -292,7 +294,8 @@ def site_id(site: Site, taken: dict[str, Track]) -> str:
 
 def _appear(track: Track, item: Found, release: str, commit: str | None, end: _End) -> None:
     site = item.site
-    appearance = Appearance(release, site.line, commit, site.file_path, site.function)
+    condition = site.condition if site.kind == "assert" else None
+    appearance = Appearance(release, site.line, commit, site.file_path, site.function, condition)
     if end.backward:  # the newest release's facts still describe the site
         oldest = track.wordings[0]
         if site.template != oldest.template:

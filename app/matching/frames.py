@@ -83,6 +83,34 @@ MIN_QUOTED = 20
 # The class a frame's source line raises, guarded on the same line or not
 # (``if num_extensive: raise NotImplementedError``, ``raise ValueError(f"…")``).
 _RAISED = re.compile(r"(?:if\s+(?P<guard>.+?):\s*)?raise\s+(?P<cls>[\w.]+)")
+# Why Python raised on a line of JAX's that raises nothing, where the message's first lines
+# tell more than its class: what they say, and what it means ({caller}: the frame's function).
+_WHY_RAISED = (
+    # pybind11's words for a function of a compiled module called with arguments it does not
+    # take, and the signatures it takes: one of jaxlib's, called by a jax of another build.
+    (
+        re.compile(
+            r"(?P<function>\w+)\(\): incompatible function arguments\. The following argument "
+            r"types are supported:\s+1\. \(self: jaxlib\."
+        ),
+        "jaxlib's compiled {function} takes other arguments than JAX's {caller} passes it (the "
+        "signatures listed are jaxlib's): the jax and jaxlib installed are of different builds "
+        "(jax-ml/jax#17311: jax 0.4.15 with a jaxlib nightly). Install both at one release, "
+        "pip install -U jax jaxlib (with the extra of your accelerator, such as 'jax[cuda12]')",
+    ),
+    # MLIR's verifier on the kernel's body, the error located at a jaxpr equation
+    # (``error: "/swap[tree=…]"(callsite(…``), its diagnostic after the location.
+    (
+        re.compile(r"Verification failed:\s*error: \"/(?P<primitive>\w+)"),
+        "MLIR's verifier rejected the IR that JAX's {caller} built for the kernel's {primitive} "
+        "equation; the diagnostic after the location names the op and what it refused. In TPU "
+        "kernels it is most often a scalar where a vector belongs: pl.program_id(0) or a value "
+        "read from SMEM stored into a VMEM ref (jax-ml/jax#22817), or math on such a scalar "
+        "(jax-ml/jax#20046). Keep scalars in SMEM refs (pltpu.SMEM), or compute and store "
+        "vectors: jnp.full(o_ref.shape, x, o_ref.dtype)",
+    ),
+)
+MAX_SAID_LINES = 3  # lines of a message read for what it tells (pybind11's signatures)
 # What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
 # go (``assert ------…1``): in a paste, that is no statement of JAX's.
 _TOO_DEEP = (RecursionError, MemoryError)
@@ -136,7 +164,7 @@ class RaisePoint:
     record_id: str | None  # None: the frame's line, on no site
     file: str
     function: str
-    line: int  # the frame's line in JAX's source (a quote's: the newest release's line)
+    line: int  # the frame's line in JAX's source (a quote's: the newest quoting release's)
     releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
     paste_line: int  # the frame's (or the quoted statement's) line among the lines read
     reason: str
@@ -310,41 +338,39 @@ class FrameIndex:
         source line, a diff, a code block), read as the miner reads JAX's: one message
         raised at several sites is told apart by the statement the paste quotes."""
         return frozenset(
-            record_id
+            self.sites[row].record_id
             for _, key in self._statements(lines, range(len(lines)))
-            for record_id in self._sites_by_statement.get(key, ())
+            for row in self._sites_by_statement.get(key, ())
         )
 
     def quoted_points(self, lines: Sequence[str], numbers: Iterable[int]) -> list[RaisePoint]:
         """The sites whose ``raise`` or ``assert`` lines ``numbers`` show as source, outside
         any traceback (a code block of an issue, a diff): a paste may ask about a statement
         of JAX's rather than show its error. Each is placed where the newest release with
-        that statement has it. A statement of fewer than ``MIN_QUOTED`` characters (its
+        that statement has it (an assert rewritten since, as the releases asserting what the
+        paste quotes had it). A statement of fewer than ``MIN_QUOTED`` characters (its
         message, or an assert's condition) could as well be the user's own code."""
         points = []
         for number, key in self._statements(lines, numbers):
             if len(key[1]) < MIN_QUOTED:
                 continue
-            for record_id in self._sites_by_statement.get(key, ()):
-                site = self.site_of(record_id)
-                releases = self.wording_releases(record_id, None)
-                shown = self.source_site(record_id, None)
-                if site is None or shown is None or not releases:
+            places: dict[str, list[tuple[Site, str, int, int]]] = {}
+            for row in self._sites_by_statement.get(key, ()):
+                site = self.sites[row]
+                at = places.setdefault(site.record_id, [])
+                at.extend((site, file, line, mask) for file, line, mask in self._row_lines[row])
+            for record_id, at in places.items():
+                releases = _union(mask for *_, mask in at)
+                releases &= self.wording_releases(record_id, None)
+                if not releases:
                     continue
+                newest = _nearest(releases, 0)
+                site, file, line, _ = next(place for place in at if place[3] & newest)
                 names = self.names(releases)
                 kind = "assert" if site.kind == "assert" else "raise"
                 reason = f"JAX {runs(names)} has this {kind}"
                 points.append(
-                    RaisePoint(
-                        record_id,
-                        shown.file,
-                        site.function,
-                        shown.line,
-                        names,
-                        number,
-                        reason,
-                        via="quote",
-                    )
+                    RaisePoint(record_id, file, site.function, line, names, number, reason, "quote")
                 )
         return points
 
@@ -368,12 +394,22 @@ class FrameIndex:
                 yield number, key
 
     @cached_property
-    def _sites_by_statement(self) -> dict[tuple[str, str], list[str]]:
-        """("assert", condition) or (class, message template) → the records of such sites."""
-        table: dict[tuple[str, str], list[str]] = {}
-        for site in self.sites:
+    def _sites_by_statement(self) -> dict[tuple[str, str], list[int]]:
+        """("assert", condition) or (class, message template) → the rows of such sites."""
+        table: dict[tuple[str, str], list[int]] = {}
+        for row, site in enumerate(self.sites):
             key = _site_key(site.kind, site.error_class, site.condition, site.message)
-            table.setdefault(key, []).append(site.record_id)
+            table.setdefault(key, []).append(row)
+        return table
+
+    @cached_property
+    def _row_lines(self) -> dict[int, list[tuple[str, int, int]]]:
+        """A site's row → (file, line, releases) of each line it stands on there."""
+        table: dict[int, list[tuple[str, int, int]]] = {}
+        for file, by_line in self._lines.items():
+            for line, placed in by_line.items():
+                for row, mask in placed:
+                    table.setdefault(row, []).append((file, int(line), mask))
         return table
 
     def site_of(self, record_id: str) -> Site | None:
@@ -486,11 +522,8 @@ class FrameIndex:
     def _site_lines(self) -> dict[str, list[tuple[str, int, int]]]:
         """Record id → (file, line, releases) of its site: built on first use."""
         table: dict[str, list[tuple[str, int, int]]] = {}
-        for file, by_line in self._lines.items():
-            for line, placed in by_line.items():
-                for number, mask in placed:
-                    site = self.sites[number]
-                    table.setdefault(site.record_id, []).append((file, int(line), mask))
+        for row, placed in self._row_lines.items():
+            table.setdefault(self.sites[row].record_id, []).extend(placed)
         for site, compiled_lines in self._compiled:
             places = table.setdefault(site.record_id, [])
             places.extend((site.file, line, mask) for line, mask in compiled_lines)
@@ -513,15 +546,18 @@ class FrameIndex:
             if number not in numbers:
                 continue
             if "File " not in text:
-                if ".py:" not in text:
+                if ".py:" in text:
+                    # pytest's location of a frame whose source it printed above, without the
+                    # function's name: placed as if it named the function that source begins.
+                    unnamed = _INDENTED_FRAME.match(text)
+                    if unnamed is not None and unnamed["ppath"] and not unnamed["pfunction"]:
+                        function = _function_above(lines, number)
+                        location = f"{unnamed['ppath']}:{unnamed['pline']}"
+                        text = f"{location}: in {function}" if function else text
+                elif ".py" in text and (listed := _ipython_frame(lines, number)) is not None:
+                    text = listed[0]  # placed as pytest's location of the same frame
+                else:
                     continue
-                # pytest's location of a frame whose source it printed above, without the
-                # function's name: placed as if it named the function that source begins.
-                unnamed = _INDENTED_FRAME.match(text)
-                if unnamed is not None and unnamed["ppath"] and not unnamed["pfunction"]:
-                    function = _function_above(lines, number)
-                    location = f"{unnamed['ppath']}:{unnamed['pline']}"
-                    text = f"{location}: in {function}" if function else text
             frame = placed.get(text, _UNREAD)
             if frame is _UNREAD:
                 frame = self._place(text)
@@ -635,17 +671,20 @@ class FrameIndex:
         chosen = ranked or fallback
         chosen.sort(key=lambda item: -item[0])
         if not chosen:
-            return self._frame_point(frame, short_class, spanning & read or spanning)
+            said = "\n".join(lines[exception_line : exception_line + MAX_SAID_LINES])
+            return self._frame_point(frame, short_class, said, spanning & read or spanning)
         return [
             self._raise_point(number, frame, mask, shown, short_class)
             for _, number, mask, shown in chosen
         ]
 
-    def _frame_point(self, frame: Frame, short_class: str, releases: int) -> list[RaisePoint]:
+    def _frame_point(
+        self, frame: Frame, short_class: str, said: str, releases: int
+    ) -> list[RaisePoint]:
         """The raising frame itself, where no site is: a line of a JAX function that
         raised no ``raise`` of its own (``barrier.wait(…)`` on what is no barrier raises
         Python's ``AttributeError``), named with ``releases``, those whose function spans
-        it (the paste's, where some are)."""
+        it (the paste's, where some are). ``said``, the message's first lines, may tell why."""
         if not releases:
             return []
         reason = (
@@ -653,6 +692,10 @@ class FrameIndex:
             "raises nothing itself: most often a value of another kind than it takes was "
             "passed in"
         )
+        for words, why in _WHY_RAISED:
+            if told := words.search(said):
+                reason = why.format(caller=frame.function, **told.groupdict())
+                break
         names = self.names(releases)
         return [
             RaisePoint(
@@ -706,15 +749,20 @@ class FrameIndex:
                 frame = frame._replace(function=_function_above(lines, exception_line))
             # pytest prints the frame's source up to the failing line, then the E lines.
             return frame, lines[exception_line - 1].strip() if exception_line else ""
-        number = exception_line - 1
-        while number >= 0 and number in structure and exception_line - number <= MAX_FRAME_TAIL:
-            match = _INDENTED_FRAME.match(lines[number])
+        number, tail = exception_line - 1, 1
+        while number >= 0 and number in structure and tail <= MAX_FRAME_TAIL:
+            text = lines[number]
+            match = _INDENTED_FRAME.match(text)
+            source = lines[number + 1].strip() if number + 1 < exception_line else ""
+            if match is None and ".py" in text and (listed := _ipython_frame(lines, number)):
+                match, source = _INDENTED_FRAME.match(listed[0]), listed[1]
             if match is not None:
                 frame = self._frame(match, number)
                 if frame is None:
                     return None  # the last frame is not JAX's
-                source = lines[number + 1].strip() if number + 1 < exception_line else ""
                 return frame, source
+            # IPython lists a frame's source around its line: those lines are the frame's
+            tail += not _IPYTHON_SOURCE.match(text)
             number -= 1
         return None
 
@@ -913,6 +961,33 @@ _DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
 _PYTEST_ENTRY_START = re.compile(r"\s*(?:(?:_ ){3,}|_{3,} |\S+?\.py:\d+:)")
 # Lines of a frame's source that pytest prints, looked through for the function's ``def``.
 MAX_SOURCE_LISTED = 500
+# IPython 7's frame of a library file, its path a link in a copy of Colab's rendered output
+# ("[/x/jax/…/lowering.py](https://…) in lower_jaxpr_to_func(ctx, …)"), then the source
+# around the frame's line, that line marked by an arrow: "--> 682     body.func_op.verify()".
+_IPYTHON_FRAME = re.compile(
+    r"\[?(?P<path>[^\s\[\]]+\.py)(?:\]\([^)\s]*\))? in (?P<function>[\w<>.]+)\("
+)
+_IPYTHON_ARROW = re.compile(r"\s*-+>\s*(?P<line>\d+)\s")
+_IPYTHON_SOURCE = re.compile(r"\s*(?:-+>)?\s*\d+\s")
+MAX_IPYTHON_SOURCE = 12  # lines IPython lists of a frame's source, its context and more
+
+
+def _ipython_frame(lines: Sequence[str], number: int) -> tuple[str, str] | None:
+    """IPython 7's frame of a library file on line ``number`` as pytest prints a frame's
+    location (``path.py:682: in function``), its line read from the arrow of the source
+    IPython lists under it, and the source on that line; ``None`` for no such frame, or
+    none with its arrow."""
+    frame = _IPYTHON_FRAME.match(lines[number])
+    if frame is None:
+        return None
+    for text in lines[number + 1 : number + 1 + MAX_IPYTHON_SOURCE]:
+        arrow = _IPYTHON_ARROW.match(text)
+        if arrow is not None:
+            location = f"{frame['path']}:{arrow['line']}: in {frame['function']}"
+            return location, text[arrow.end() :].strip()
+        if not text.strip():
+            return None  # the frame's listing ended without an arrow
+    return None
 
 
 def _function_above(lines: Sequence[str], below: int) -> str:
@@ -1010,8 +1085,10 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The compact index of a mined dataset's items (records and annotations' mined parts).
 
     A site has a row for each place (file, function) it stood in: a site that moved is
-    found by the frames of the releases before the move too. The site's newest place comes
-    last, so that it is the one ``site_of`` gives.
+    found by the frames of the releases before the move too. An assert has one for each
+    condition it asserted there too: a quoted statement is found by its condition, as the
+    release that raised it wrote it. The site's newest place comes last, so that it is the
+    one ``site_of`` gives.
     """
     releases = list(release_commits())
     bit = {release: 1 << n for n, release in enumerate(releases)}
@@ -1038,23 +1115,28 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 [wording["until"], _releases_printing(wording, facts["releases"], bit)]
                 for wording in history
             ]
-        newest = (facts["filePath"], site["function"])
-        # place → line → releases
-        places: dict[tuple[str, str | None], dict[int, int]] = {}
+        newest = (facts["filePath"], site["function"], site.get("condition") or "")
+        # place (and an assert's condition there) → line → releases
+        places: dict[tuple[str, str | None, str], dict[int, int]] = {}
         for entry in facts["releases"]:
             if entry["release"] in bit:
-                place = (entry.get("filePath", newest[0]), entry.get("function", newest[1]))
+                place = (
+                    entry.get("filePath", newest[0]),
+                    entry.get("function", newest[1]),
+                    entry.get("condition", newest[2]),
+                )
                 releases_at = places.setdefault(place, {})
                 line = entry["lineNumber"]
                 releases_at[line] = releases_at.get(line, 0) | bit[entry["release"]]
-        for (file, function), lines_there in sorted(places.items(), key=lambda p: p[0] == newest):
+        for place, lines_there in sorted(places.items(), key=lambda p: p[0] == newest):
+            file, function, condition = place
             row = [
                 record_id,
                 file,
                 function or "<module>",
                 site["kind"],
                 facts["errorClass"],
-                site.get("condition") or "",
+                condition,
                 facts["errorMessage"],
             ]
             if site.get("language", "python") != "python":

@@ -228,6 +228,37 @@ def test_a_site_that_moved_is_followed_backward_too(tmp_path: Path) -> None:
     assert first["function"] == "_copy" and "function" not in newest
 
 
+ASSERTED_ON_THE_ENV = """
+def axis_frame():
+  env = _pallas_tracing_env
+  assert env.grid_context is not None
+  return env.grid_context
+"""
+ASSERTED_ON_A_NAME = """
+def axis_frame():
+  grid_context = _pallas_tracing_env.grid_context
+  assert grid_context is not None
+  return grid_context
+"""
+
+
+def test_an_assert_rewritten_keeps_what_each_release_asserted(tmp_path: Path) -> None:
+    """A release's statement is what a paste quotes: the record keeps an assert's older
+    condition with the releases that asserted it, and reads it back from its file."""
+    trees = release_trees(tmp_path, ASSERTED_ON_THE_ENV, ASSERTED_ON_A_NAME)
+    [document] = dataset.documents(dataset.build(trees))
+    older, newest = document["record"]["releases"]
+    assert older["condition"] == "env.grid_context is not None" and "condition" not in newest
+    saved = tmp_path / "mined.jsonl"
+    with saved.open("w") as out:
+        dataset.write(dataset.build(trees), out)
+    [loaded] = dataset.load(saved).values()
+    assert [a.condition for a in loaded.appearances] == [
+        "env.grid_context is not None",
+        "grid_context is not None",
+    ]
+
+
 def test_a_release_joins_only_at_either_end(tmp_path: Path) -> None:
     first, middle, last = release_trees(tmp_path, V1, V2, V3)
     with pytest.raises(ValueError, match=r"within 0\.6\.0–0\.8\.2"):

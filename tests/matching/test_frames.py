@@ -118,10 +118,8 @@ def test_the_raising_frames_line_names_the_releases_with_a_site_there() -> None:
         assert report.release.evidence[0].line == 4  # the frame's line in the paste
 
 
-def test_a_frame_on_no_sites_line_names_the_releases_whose_function_spans_it() -> None:
-    """A call in a function that raises nothing itself (the traceback's frames above the
-    one that raised) is placed by where each release defines that function: the installed
-    release's own source says where, and a line past the function's end is in none."""
+def function_raising_nothing() -> tuple[str, ast.FunctionDef]:
+    """A function of the installed ``pallas_call.py`` with no site, several lines long."""
     installed = Path(jax.__file__).parent / "_src" / "pallas" / "pallas_call.py"
     file = "jax/_src/pallas/pallas_call.py"
     tree = ast.parse(installed.read_text(encoding="utf-8"))
@@ -133,6 +131,14 @@ def test_a_frame_on_no_sites_line_names_the_releases_whose_function_spans_it() -
         and node.end_lineno
         and node.end_lineno - node.lineno > 5
     )
+    return file, function
+
+
+def test_a_frame_on_no_sites_line_names_the_releases_whose_function_spans_it() -> None:
+    """A call in a function that raises nothing itself (the traceback's frames above the
+    one that raised) is placed by where each release defines that function: the installed
+    release's own source says where, and a line past the function's end is in none."""
+    file, function = function_raising_nothing()
     index = FrameIndex.load()
     inside = traceback_at(file, function.lineno + 2, function.name)
     reading = match_paste(inside, catalog_index(), None, index).release
@@ -142,6 +148,66 @@ def test_a_frame_on_no_sites_line_names_the_releases_whose_function_spans_it() -
     past_the_end = traceback_at(file, 100_000, function.name)
     reading = match_paste(past_the_end, catalog_index(), None, index).release
     assert reading is not None and reading.frames == 0
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_an_ipython_7_frame_is_read_at_the_line_its_arrow_marks(linked: bool) -> None:
+    """jax#22817, from Colab: IPython 7 prints a library frame as ``path in function(args)``
+    and marks its line in the source it lists (``--> 682``); a copy of Colab's rendered
+    output keeps the path as a Markdown link. MLIR's verifier refused the kernel's ``swap``
+    on a line of JAX's that raises nothing itself."""
+    file, function = function_raising_nothing()
+    line = function.lineno + 2
+    path = f"/usr/local/lib/python3.10/dist-packages/{file}"
+    shown = f"[{path}](https://colab.research.google.com/drive/1x#)" if linked else path
+    paste = (
+        "---------------------------------------------------------------------------\n"
+        "MLIRError                                 Traceback (most recent call last)\n"
+        f"{shown} in {function.name}(ctx, jaxpr, mosaic_grid_mapping, name)\n"
+        f"    {line - 1}   try:\n"
+        f"--> {line}     body.func_op.verify()\n"
+        f"    {line + 1}   except Exception as e:\n"
+        "\n"
+        "MLIRError: Verification failed:\n"
+        'error: "/swap[tree=PyTreeDef((CustomNode(NDIndexer[(PyTreeDef((*,)), (8,), ())], '
+        '[*]),))]"(callsite("iota_kernel"("<ipython-input-18-1144262d6dee>":3:2) at\n'
+    )
+    report = match_paste(paste, catalog_index(), None, FrameIndex.load())
+    assert report.release is not None and report.release.frames == 1
+    assert newest_release() in report.release.releases
+    [point] = report.raise_points
+    assert (point.file, point.function, point.line) == (file, function.name, line)
+    assert "MLIR's verifier" in point.reason and "swap equation" in point.reason
+
+
+def test_jaxlibs_compiled_function_refusing_jaxs_arguments_says_the_builds_differ() -> None:
+    """jax#17311: jaxlib's ``to_proto`` refused what Pallas passed it, and pybind11 listed
+    the signatures it takes: a jax and a jaxlib of different builds, not the user's value.
+    The same words about a function of another module say no more than the class."""
+    file, function = function_raising_nothing()
+
+    def refused(signature: str) -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "/venv/lib/python3.10/site-packages/{file}", line {function.lineno + 2}, '
+            f"in {function.name}\n"
+            "    backend_config=zlib.compress(kernel_call.to_proto(serialized_metadata)),\n"
+            "TypeError: to_proto(): incompatible function arguments. The following argument "
+            f"types are supported:\n    1. (self: {signature}, arg0: str, arg1: str) -> bytes\n"
+            "\nInvoked with: <jaxlib.cuda._triton.TritonKernelCall object at 0x7f>, b''\n"
+        )
+
+    index = FrameIndex.load()
+    report = match_paste(
+        refused("jaxlib.cuda._triton.TritonKernelCall"), catalog_index(), None, index
+    )
+    [point] = report.raise_points
+    assert (point.record_id, point.function) == (None, function.name)
+    assert "to_proto" in point.reason and "different builds" in point.reason
+    report = match_paste(refused("mylib.KernelCall"), catalog_index(), None, index)
+    [point] = report.raise_points
+    assert "different builds" not in point.reason
+    assert point.reason.startswith("Python raised TypeError inside JAX's")
 
 
 @pytest.mark.parametrize(

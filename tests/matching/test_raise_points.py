@@ -20,7 +20,7 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from app.knowledge.releases import newest_release
+from app.knowledge.releases import newest_release, release_key
 from app.matching.frames import MIN_QUOTED, FrameIndex, RaisePoint
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
@@ -404,6 +404,33 @@ def test_a_raise_quoted_in_a_code_block_names_its_site() -> None:
     report = match_paste(printed, everything(), None, FrameIndex.load())
     assert [m.record_id for m in report.matches] == [record["id"]]
     assert report.raise_points == ()
+
+
+def test_an_assert_quoted_as_an_older_release_wrote_it_names_its_site_there() -> None:
+    """marin#3043 quoted ``assert env.grid_context is not None`` over a bare AssertionError,
+    as JAX 0.8 wrote the assert that later releases write ``assert grid_context is not
+    None``: the quote names the site, with the releases that assert what it quotes."""
+    conditions: dict[str, set[str]] = defaultdict(set)
+    for record in mined_records():
+        if record["site"]["kind"] == "assert":
+            conditions[record["site"]["condition"]].add(record["id"])
+            for entry in record["releases"]:
+                conditions[entry.get("condition", record["site"]["condition"])].add(record["id"])
+    record, older = next(
+        (record, entry["condition"])
+        for record in mined_records()
+        for entry in record["releases"]
+        if record["site"]["kind"] == "assert"
+        and len(entry.get("condition") or "") >= MIN_QUOTED
+        and conditions[entry["condition"]] == {record["id"]}
+    )
+    asserting = {e["release"] for e in record["releases"] if e.get("condition") == older}
+    paste = f"```\nassert {older}\nAssertionError\n```\n"
+    points = match_paste(paste, everything(), None, FrameIndex.load()).raise_points
+    assert [(p.record_id, p.via) for p in points] == [(record["id"], "quote")]
+    assert set(points[0].releases) == asserting
+    newest = [e for e in record["releases"] if e["release"] == max(asserting, key=release_key)]
+    assert points[0].line == newest[0]["lineNumber"]
 
 
 def test_a_short_raise_in_a_code_block_may_be_anybodys() -> None:
