@@ -99,6 +99,29 @@ _REPORTED = (
         "jnp.sum(x[:, :, None] * y[None, :, :], axis=1)",
     ),
     (
+        "must have the same dtype!",
+        re.compile(
+            r"First input \([^\n]*\) and second input \([^\n]*\) must have the same dtype![^\n]*"
+        ),
+        "Triton (tl.dot)",
+        "Triton's own check of a dot, in its Python front end (triton/language/semantic.py), "
+        "which JAX until 0.4.24 called as it lowered a Pallas kernel; it is Triton's source, "
+        "not JAX's. Both operands of a jnp.dot must have one dtype (jax-ml/jax#19453: bfloat16 "
+        "times float32): cast one to the other's in the kernel, x.astype(y.dtype), and give the "
+        "result's dtype with preferred_element_type=jnp.float32",
+    ),
+    (
+        "Triton support is only enabled for Ampere",
+        re.compile(r"Triton support is only enabled for Ampere GPUs[^\n]*"),
+        "XLA's GPU compiler",
+        "XLA compiles Triton kernels, Pallas's GPU kernels among them, only for GPUs of compute "
+        "capability 8.0 (Ampere) and later, and this one is older (7.5: a T4 or an RTX 20xx; "
+        "jax-ml/jax#26799: Colab's free T4); it is XLA's check, not JAX's source. Run the "
+        "kernel on a GPU of compute capability 8.0 or later (A100, L4, H100), or on this one "
+        "with pl.pallas_call(..., interpret=True), which runs the kernel's body as ordinary "
+        "JAX operations (slowly), or compute it with jax.numpy here",
+    ),
+    (
         "No PTX compilation provider",
         re.compile(r"No PTX compilation provider is available[^\n]*"),
         "XLA's GPU compiler",
@@ -229,6 +252,7 @@ _RET_CHECK_WHY = (
     "source is not the Python and Mosaic code errata mined"
 )
 _QUOTES = "`'\""
+_FIELD = re.compile(r"\{[\w.]+\}")  # an f-string's field: ``{lhs.dtype}``
 # MLIR's verifier, as the bindings raise it (``MLIRError: Verification failed:``) and as
 # Pallas re-raises it (``VerificationError``), then its diagnostic on a line that follows:
 # ``error: loc(…): 'vector.shape_cast' op operand #0 must be vector …``.
@@ -375,14 +399,15 @@ def _checked(text: str) -> list[CompilerMessage]:
 def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
     """The messages a compiler or runtime prints whole (``_REPORTED``), the first of each
     kind (a log repeats them); one on a line of ``behind_wrappers`` is a wrapper's message
-    already."""
+    already, and one with an f-string's fields is the source that prints it (the frame's
+    ``assert lhs.dtype == rhs.dtype, f"First input ({lhs.dtype}) …"``)."""
     found = []
     for words, pattern, compiler, why in _REPORTED:
         if words not in text:
             continue
         for said in pattern.finditer(text):
             line = _line_of(text, said.start())
-            if line not in behind_wrappers:
+            if line not in behind_wrappers and not _FIELD.search(said[0]):
                 found.append(CompilerMessage(line, line, compiler, _unquoted(said[0]), why))
                 break
     return found

@@ -312,6 +312,28 @@ REPORTED = [
         "shape ([constexpr[4], constexpr[8]]) must be >= 16!",
         "pad the blocks to 16",
     ),
+    # jax-ml/jax#19453: Triton's tl.dot of bfloat16 and float32 under JAX 0.4.20's Pallas;
+    # the frame's source line prints the same words, with the f-string's fields
+    (
+        '  File "/venv/lib/python3.10/site-packages/triton/language/semantic.py", line 1264, '
+        'in dot\n    assert lhs.dtype == rhs.dtype, f"First input ({lhs.dtype}) and second '
+        'input ({rhs.dtype}) must have the same dtype!"\nAssertionError: First input (bf16) '
+        "and second input (fp32) must have the same dtype!\n",
+        3,
+        "Triton (tl.dot)",
+        "First input (bf16) and second input (fp32) must have the same dtype!",
+        "x.astype(y.dtype)",
+    ),
+    # jax-ml/jax#26799: Pallas's GPU kernels on Colab's T4
+    (
+        "```\nXlaRuntimeError: FAILED_PRECONDITION: Triton support is only enabled for Ampere "
+        "GPUs (compute capability 8.0) and up, but got compute capability 7.5.\n```\n",
+        2,
+        "XLA's GPU compiler",
+        "Triton support is only enabled for Ampere GPUs (compute capability 8.0) and up, but got "
+        "compute capability 7.5.",
+        "interpret=True",
+    ),
     # jax-ml/jax-triton#225: XLA's runtime, the same error logged again and again
     (
         "2023-08-28 03:06:51.319566: W external/xla/xla/service/gpu/runtime/support.cc:58] "
