@@ -419,6 +419,10 @@ class FrameIndex:
         """Every release with the record's site, on whichever line."""
         return self.names(self._site_mask(record_id))
 
+    def newest_rank(self, record_id: str) -> int:
+        """How new the newest release with the record's site is (0: no release has it)."""
+        return self._site_mask(record_id).bit_length()
+
     def _site_mask(self, record_id: str) -> int:
         return self._site_masks.get(record_id, 0)
 

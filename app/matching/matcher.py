@@ -269,6 +269,7 @@ def match_paste(
         return frozenset({"core", *framed, *wrapping()})
 
     backends = cache(backends_shown)
+    newest = frames.newest_rank if frames is not None else _unknown_rank
     # The earliest release the paste can come from: a wording older than it is not its.
     earliest = jax_version
     if release is not None and release.given is None and release.releases:
@@ -282,6 +283,7 @@ def match_paste(
         quoted,
         backends,
         wrapping,
+        newest,
     )
     if frames is not None and release is not None:
         release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
@@ -750,6 +752,7 @@ def _best_per_error(
     quoted: Callable[[], frozenset[str]],
     backends: Callable[[], frozenset[str]],
     wrapping: Callable[[], frozenset[str]],
+    newest: Callable[[str], int],
 ) -> tuple[Match, ...]:
     """One match per error, in ``_rank``'s order, each error reported once. Of the records a
     message fits, the one whose site the exception's last frame is on comes first, then one
@@ -765,7 +768,8 @@ def _best_per_error(
     furthest out, whose record names the calls within as its wrappers (``plgpu.kernel``
     calls its body through ``pl.run_scoped``); then today's wording before an older one
     that prints the same text (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then
-    the fewest wildcards.
+    the fewest wildcards; then the site of the newest release (``newest``: a site JAX
+    renamed the class of is two records, and a paste without frames is dated by the newer).
 
     ``versions`` are the release the answer follows and the earliest the paste can come
     from: a record's wording last printed before that one is less sure. A record of another
@@ -802,6 +806,7 @@ def _best_per_error(
                 defined,
                 _printed_class(pair[1]) if several else None,
                 backends_shown,
+                newest,
             )
         )
         score, chosen = group[0]
@@ -871,7 +876,8 @@ def _preference(
     defined: frozenset[str],
     printed: str | None,
     backends_shown: frozenset[str],
-) -> tuple[bool, bool, bool, bool, float, int, bool, bool, int, bool, int]:
+    newest: Callable[[str], int],
+) -> tuple[bool, bool, bool, bool, float, int, bool, bool, int, bool, int, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste's raising frame is on, ``quoted``
     those whose statement it shows (a frame's source line shows the same ``raise`` of two
@@ -898,7 +904,13 @@ def _preference(
         -1 if candidate.caller is None else candidate.caller.paste_line,
         record.variant != "current",
         -shorter,
+        -newest(record.record_id),
     )
+
+
+def _unknown_rank(record_id: str) -> int:
+    """Every record's newest release alike, with no frame index to tell."""
+    return 0
 
 
 def _backend(entry: PatternEntry) -> str:

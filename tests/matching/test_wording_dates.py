@@ -170,3 +170,22 @@ def test_a_record_without_a_site_or_a_version_outside_tells_nothing_more(
     if reading.outside is not None:
         alone = Worded(1, "", (site["id"],), (older["until"],))
         assert FrameIndex.load().dated(reading, [alone]) == reading
+
+
+def test_a_message_of_sites_alike_in_all_else_is_the_newest_releases() -> None:
+    """jax PR 38595's message, with no frame: Mosaic GPU's ``TilingImpl`` became ``Tiling``
+    in 0.10.1, and its sites became other records. The answer is the site that stands in
+    the release the message dates the paste to, not one that release no longer has."""
+    from app.matching.matcher import match_paste
+
+    from .catalog import everything
+
+    paste = "ValueError: Tiling ((64, 8), (16, 8), (8, 8), (2,)) does not apply to shape (16, 128)"
+    frames = FrameIndex.load()
+    report = match_paste(paste, everything(), None, frames)
+    [match] = report.matches
+    fitting = [match.record_id, *match.alternatives]
+    assert len({frames.newest_rank(record) for record in fitting}) > 1  # sites of old releases
+    assert frames.newest_rank(match.record_id) == max(map(frames.newest_rank, fitting))
+    assert report.release is not None
+    assert report.release.used in frames.releases_of(match.record_id)
