@@ -822,12 +822,17 @@ def _best_per_error(
             ]
             others = dict.fromkeys(index.entries[entry].record_id for entry in kept)
             others.pop(record_id, None)
-            # Those that read as much of the message as the chosen one: as likely its source.
+            # Those that read as much of the message as the chosen one, and raise the class
+            # it is printed with if it raises that: as likely its source.
             literal = index.specificity(chosen.hit.entry)[0]
+            printed = _printed_class(chosen)
+            if index.entries[chosen.hit.entry].metadata.get("exception_class") != printed:
+                printed = None
             alike = dict.fromkeys(
                 index.entries[entry].record_id
                 for entry in kept
                 if index.specificity(entry)[0] >= literal
+                and printed in (None, index.entries[entry].metadata.get("exception_class"))
             )
             alike.pop(record_id, None)
         variants = tuple(

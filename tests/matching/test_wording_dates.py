@@ -189,3 +189,34 @@ def test_a_message_of_sites_alike_in_all_else_is_the_newest_releases() -> None:
     assert frames.newest_rank(match.record_id) == max(map(frames.newest_rank, fitting))
     assert report.release is not None
     assert report.release.used in frames.releases_of(match.record_id)
+
+
+def test_a_message_is_dated_only_by_the_records_raising_the_class_it_is_printed_with() -> None:
+    """Pallas TPU's lowering raised ``LoweringException: Body failed to verify: …`` in
+    0.4.24–0.4.31; SparseCore's lowering raises the same words as a ValueError from 0.7.2.
+    jax#20046's paste, printed with the former's class, is not of the latter's releases."""
+    from app.matching.matcher import match_paste
+
+    from .catalog import everything
+
+    paste = (
+        'jax._src.pallas.mosaic.lowering.LoweringException: Body failed to verify: "func.func"'
+        '() <{sym_name = "main"}> ({\n  %0 = "math.exp"(%2) : (vector<f32>) -> vector<f32>\n'
+        "}) : () -> ().\nThis is an internal error. Please report a bug at: "
+        "https://github.com/google/jax/issues/new?assignees=sharadmv.\n"
+    )
+    frames = FrameIndex.load()
+    report = match_paste(paste, everything(), None, frames)
+    [match] = report.matches
+    classes = {
+        item["record"]["id"]: item["record"]["errorClass"]
+        for item in map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines())
+        if "record" in item
+    }
+    assert classes[match.record_id] == "LoweringException"
+    assert {classes[r] for r in match.alternatives} > {"LoweringException"}  # a ValueError too
+    raising = [
+        r for r in (match.record_id, *match.alternatives) if classes[r] == "LoweringException"
+    ]
+    assert report.release is not None
+    assert set(report.release.releases) == {r for i in raising for r in frames.releases_of(i)}
