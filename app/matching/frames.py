@@ -30,6 +30,7 @@ from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, runs, source_url
 from app.knowledge.scope import FRAME_SCOPE, backend_of
+from app.matching.templates import compile_pattern
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -264,6 +265,10 @@ class FrameIndex:
         # Record id → (the last release printing it, releases) of each wording, oldest first,
         # for the sites whose message changed.
         self._wordings: dict[str, list[list[Any]]] = data["wordings"]
+        # Record id → the releases of its older wordings that its pattern of today reads too
+        # (``Exception while lowering eqn:`` opens both of Pallas TPU's): the current
+        # wording dates a paste to those as well.
+        self._read_alike: dict[str, int] = data.get("readAlike", {})
         # Record id → the releases that can raise it, for a record without a site: Python's
         # error reading a public name of Pallas that those releases do not have.
         self._raised_in: dict[str, int] = data.get("raisedIn", {})
@@ -510,6 +515,8 @@ class FrameIndex:
             printed = 0
             for until in message.untils:
                 printed |= self.wording_releases(record_id, until)
+                if until is None:
+                    printed |= self._read_alike.get(record_id, 0)
             if not printed:
                 return 0
             mask |= printed
@@ -1100,6 +1107,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
     lines: dict[str, dict[str, list[list[Any]]]] = {}
     compiled: list[list[Any]] = []
     wordings: dict[str, list[list[Any]]] = {}
+    read_alike: dict[str, int] = {}
     raised_in: dict[str, int] = {}
     for item in items:
         record = item.get("record", {})
@@ -1119,6 +1127,16 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 [wording["until"], _releases_printing(wording, facts["releases"], bit)]
                 for wording in history
             ]
+            pattern = facts.get("matchPattern")
+            if pattern:
+                reads = compile_pattern(pattern).search
+                alike = _union(
+                    mask
+                    for wording, (_, mask) in zip(history[:-1], wordings[record_id], strict=False)
+                    if reads(wording["errorMessage"])
+                )
+                if alike:
+                    read_alike[record_id] = alike
         newest = (facts["filePath"], site["function"], site.get("condition") or "")
         # place (and an assert's condition there) → line → releases
         places: dict[tuple[str, str | None, str], dict[int, int]] = {}
@@ -1158,6 +1176,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "lines": lines,
         "compiled": compiled,
         "wordings": wordings,
+        "readAlike": read_alike,
         "raisedIn": raised_in,
         # Releases after the newest whose C++ was read: mined from their wheels.
         "cppUnread": releases[cpp_read.bit_length() :] if cpp_read else [],

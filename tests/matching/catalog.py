@@ -60,6 +60,19 @@ def mined_records() -> tuple[dict[str, Any], ...]:
 
 
 @cache
+def mined_sites() -> tuple[dict[str, Any], ...]:
+    """What mining says of every site, curated or not: a record's fields, or an
+    annotation's mined part, with the record's id."""
+    lines = MINED_SITES.read_text(encoding="utf-8").splitlines()
+    return tuple(
+        item["record"]
+        if "record" in item
+        else {**item["annotation"]["mined"], "id": item["annotation"]["recordId"]}
+        for item in map(json.loads, lines)
+    )
+
+
+@cache
 def everything() -> PatternIndex:
     """The catalog's wordings and every matchable mined site, as a full catalog holds them."""
     mined = [

@@ -26,7 +26,14 @@ from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.tracebacks import read_exceptions
 
-from .catalog import PYTEST_LONG, TRACEBACKS, catalog_index, everything, mined_records
+from .catalog import (
+    PYTEST_LONG,
+    TRACEBACKS,
+    catalog_index,
+    everything,
+    mined_records,
+    mined_sites,
+)
 
 INSTALLED = jax.__version__  # the release the real tracebacks here come from
 
@@ -103,7 +110,7 @@ def scan_sites() -> list[dict[str, Any]]:
     """The TPU scan lowering's raises without a message, one per guard."""
     return [
         r
-        for r in mined_records()
+        for r in mined_sites()
         if r["filePath"] == "jax/_src/pallas/mosaic/lowering.py"
         and r["site"]["function"] == "_scan_lowering_rule"
         and r["site"]["kind"] == "raise"

@@ -13,6 +13,7 @@ import pytest
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key, runs
 from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, ReleaseReading, Worded
+from app.matching.templates import compile_pattern
 
 
 @cache
@@ -76,6 +77,10 @@ def test_every_wording_of_a_reworded_message_dates_a_paste_that_tells_nothing_el
             message = Worded(3, wording["errorMessage"], (site["id"],), (until,))
             dated = frames.dated(nothing_read(), [message])
             expected = printed(site, wording)
+            if until is None and site["matchPattern"]:  # and by older wordings it reads
+                reads = compile_pattern(site["matchPattern"]).search
+                also = [printed(site, w) for w in history[:-1] if reads(w["errorMessage"])]
+                expected = tuple(sorted(set(expected).union(*also), key=release_key))
             if expected == frames.releases:
                 assert dated.evidence == ()  # a wording every release printed tells nothing
                 continue
@@ -220,3 +225,23 @@ def test_a_message_is_dated_only_by_the_records_raising_the_class_it_is_printed_
     ]
     assert report.release is not None
     assert set(report.release.releases) == {r for i in raising for r in frames.releases_of(i)}
+
+
+def test_todays_pattern_reading_an_older_wording_dates_by_both() -> None:
+    """jax#21190, cut after ``Exception while lowering eqn:``, which opens Pallas TPU's
+    wording of 0.4.17–0.4.26 and of 0.4.27–0.4.33 alike: its frames' 0.4.22–0.4.23 are no
+    contradiction, and the message alone reads both wordings' releases."""
+    from app.matching.matcher import match_paste
+
+    from .catalog import everything
+
+    frames = FrameIndex.load()
+    cut = "jax._src.pallas.mosaic.lowering.LoweringException: Exception while lowering eqn:\n  a"
+    report = match_paste(cut, everything(), None, frames)
+    [match] = report.matches
+    site = next(s for s in changed_sites() if s["id"] == match.record_id)
+    history = site["messageHistory"]
+    assert len(history) == 2 and match.variants == ("current",)
+    both = {*printed(site, history[0]), *printed(site, history[1])}
+    assert report.release is not None and report.release.contradiction is None
+    assert set(report.release.releases) == both
