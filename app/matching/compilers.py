@@ -122,6 +122,18 @@ _REPORTED = (
         "JAX operations (slowly), or compute it with jax.numpy here",
     ),
     (
+        "with base 10: 'gfx",
+        re.compile(r"invalid literal for int\(\) with base 10: 'gfx\w*'"),
+        "Python, in Mosaic GPU's _infer_arch",
+        "Mosaic GPU reads a GPU's compute capability as NVIDIA's major.minor numbers, and an "
+        "AMD GPU gives its architecture's name instead (jax-ml/jax#34689: gfx950); it is "
+        "Python's int() inside JAX's jax/experimental/mosaic/gpu/core.py. Mosaic GPU runs on "
+        "NVIDIA GPUs only, and JAX 0.9.0 and 0.9.0.1 choose it by default on every GPU. On "
+        "ROCm use Pallas's Triton backend: pl.pallas_call(..., backend='triton'), or "
+        "JAX_PALLAS_USE_MOSAIC_GPU=0 in the environment, or JAX 0.9.1 or later, which "
+        "gives ROCm devices to Triton",
+    ),
+    (
         "No PTX compilation provider",
         re.compile(r"No PTX compilation provider is available[^\n]*"),
         "XLA's GPU compiler",
