@@ -557,6 +557,8 @@ class FrameIndex:
             if number not in numbers:
                 continue
             if "File " not in text:
+                if ".py" not in text:
+                    continue
                 if ".py:" in text:
                     # pytest's location of a frame whose source it printed above, without the
                     # function's name: placed as if it named the function that source begins.
@@ -565,7 +567,7 @@ class FrameIndex:
                         function = _function_above(lines, number)
                         location = f"{unnamed['ppath']}:{unnamed['pline']}"
                         text = f"{location}: in {function}" if function else text
-                elif ".py" in text and (listed := _ipython_frame(lines, number)) is not None:
+                elif (listed := _ipython_frame(lines, number)) is not None:
                     text = listed[0]  # placed as pytest's location of the same frame
                 else:
                     continue
@@ -764,16 +766,18 @@ class FrameIndex:
         while number >= 0 and number in structure and tail <= MAX_FRAME_TAIL:
             text = lines[number]
             match = _INDENTED_FRAME.match(text)
-            source = lines[number + 1].strip() if number + 1 < exception_line else ""
-            if match is None and ".py" in text and (listed := _ipython_frame(lines, number)):
-                match, source = _INDENTED_FRAME.match(listed[0]), listed[1]
             if match is not None:
                 frame = self._frame(match, number)
                 if frame is None:
                     return None  # the last frame is not JAX's
-                return frame, source
+                return frame, lines[number + 1].strip() if number + 1 < exception_line else ""
+            if ".py" in text and (listed := _ipython_frame(lines, number)) is not None:
+                located = _INDENTED_FRAME.match(listed[0])
+                frame = None if located is None else self._frame(located, number)
+                return None if frame is None else (frame, listed[1])
             # IPython lists a frame's source around its line: those lines are the frame's
-            tail += not _IPYTHON_SOURCE.match(text)
+            if not (text.lstrip()[:1] in _IPYTHON_SOURCE_START and _IPYTHON_SOURCE.match(text)):
+                tail += 1
             number -= 1
         return None
 
@@ -980,6 +984,7 @@ _IPYTHON_FRAME = re.compile(
 )
 _IPYTHON_ARROW = re.compile(r"\s*-+>\s*(?P<line>\d+)\s")
 _IPYTHON_SOURCE = re.compile(r"\s*(?:-+>)?\s*\d+\s")
+_IPYTHON_SOURCE_START = frozenset("-0123456789")
 MAX_IPYTHON_SOURCE = 12  # lines IPython lists of a frame's source, its context and more
 
 
