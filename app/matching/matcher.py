@@ -806,7 +806,7 @@ def _best_per_error(
                 defined,
                 _printed_class(pair[1]) if several else None,
                 backends_shown,
-                newest,
+                newest if several else _unknown_rank,
             )
         )
         score, chosen = group[0]
@@ -914,7 +914,7 @@ def _preference(
 
 
 def _unknown_rank(record_id: str) -> int:
-    """Every record's newest release alike, with no frame index to tell."""
+    """Every record's newest release alike: no frame index to tell, or one record only."""
     return 0
 
 
