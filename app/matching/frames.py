@@ -31,6 +31,7 @@ from app.knowledge.python_source import mine_file, spelled_as_class
 from app.knowledge.releases import release_commits, release_key, runs, source_url
 from app.knowledge.scope import FRAME_SCOPE, backend_of
 from app.matching.templates import compile_pattern
+from app.matching.tracebacks import IPYTHON_SOURCE_LINE
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
@@ -983,7 +984,7 @@ _IPYTHON_FRAME = re.compile(
     r"\[?(?P<path>[^\s\[\]]+\.py)(?:\]\([^)\s]*\))? in (?P<function>[\w<>.]+)\("
 )
 _IPYTHON_ARROW = re.compile(r"\s*-+>\s*(?P<line>\d+)\s")
-_IPYTHON_SOURCE = re.compile(r"\s*(?:-+>)?\s*\d+\s")
+_IPYTHON_SOURCE = re.compile(IPYTHON_SOURCE_LINE)
 _IPYTHON_SOURCE_START = frozenset("-0123456789")
 MAX_IPYTHON_SOURCE = 12  # lines IPython lists of a frame's source, its context and more
 

@@ -97,9 +97,11 @@ _FRAME_PATTERN = (
     r"|[^\s:]*+(?<=\.py):\d+:(?: in [\w<>.]+| [\w.]+)?[^\S\n]*(?![^\n])"
 )
 _FRAME = re.compile(_FRAME_PATTERN)
+# IPython's numbered source lines, "---> 14 ..." (``frames`` reads a frame's line from them)
+IPYTHON_SOURCE_LINE = r"\s*(?:-*>\s*)?\d+\s"
 _SOURCE = re.compile(
     r"\s*[~^]+\s*$"  # carets under the failing expression
-    r"|\s*(?:-*>\s*)?\d+\s"  # IPython's numbered source lines, "---> 14 ..."
+    rf"|{IPYTHON_SOURCE_LINE}"
     r"|\s*\[(?:Previous line repeated|\.\.\. skipping)"
     r"|\s*\.\.\.\s*$"
 )
