@@ -87,6 +87,12 @@ _PREFIXES = (
     ),
     # glog / absl: "E0827 09:53:25.647000 12345 file.cc:42] "
     re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [\w./-]+:\d+\] "),
+    # vLLM's logger, after Ray's prefix in its engine's processes:
+    # "(EngineCore_DP0 pid=439628) ERROR 11-20 23:44:40 [core.py:843] "
+    re.compile(
+        r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?"
+        r" \[[\w./-]+:\d+\](?: |$)"
+    ),
     # Python logging's default format: "ERROR:root:"
     re.compile(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"),
     re.compile(r"^\[(?:stderr|stdout)\]\s?", re.IGNORECASE),

@@ -48,6 +48,8 @@ def lines(text: str) -> list[str]:
         ("ERROR:root:Traceback (most recent call last):", "Traceback (most recent call last):"),
         ("[stderr] ValueError: x", "ValueError: x"),
         ("(pid=4242) ValueError: x", "ValueError: x"),
+        ("(EngineCore_DP0 pid=4) ERROR 11-20 23:44:40 [core.py:843]   File", "  File"),
+        ("INFO 01-07 22:51:20.512 [__init__.py:239] text", "text"),
         ("E   ValueError: x", "ValueError: x"),
         ("E       ValueError: x", "ValueError: x"),  # pytest, under an indented source line
         ("\tFile here\t", "    File here"),
@@ -155,6 +157,7 @@ _PLAIN_PIECES = [
     "[stderr] ",
     "Stdout | ",
     "(MyActor pid=4242, ip=10.0.0.1) ",
+    "ERROR 11-20 23:44:40 [core.py:843] ",
     "E   ",
     "E",
     "> ",
