@@ -45,8 +45,13 @@ _WRAPPERS = {
 }
 # The backend whose compiler each wrapper names: a TPU kernel's, whatever frames it shows.
 _WRAPPED_BACKEND = {wrapper: "tpu" for wrapper in _WRAPPERS}
+# A wrapper's words after their first letter, which people retyping them lower
+# (pytorch/helion#3204: "mosaic failed to compile TPU kernel: Invalid vector type for load").
+_WRAPPER_TAILS = {wrapper[1:]: wrapper for wrapper in _WRAPPERS}
 _SAID = re.compile(
-    "(?P<wrapper>" + "|".join(map(re.escape, _WRAPPERS)) + r")[:.]?[ \t]*(?P<message>[^\n]*)"
+    "(?P<wrapper>"
+    + "|".join(f"[{w[0]}{w[0].lower()}]{re.escape(w[1:])}" for w in _WRAPPERS)
+    + r")[:.]?[ \t]*(?P<message>[^\n]*)"
 )
 # XLA's internal checks, as its status macros print them: ``INTERNAL: RET_CHECK failure
 # (external/xla/xla/service/gpu/ir_emitter_unnested.cc:1388) triton_module Failed to …``.
@@ -143,6 +148,40 @@ _REPORTED = (
         "its CUDA wheels, pip install -U 'jax[cuda12]', which bring ptxas "
         "(nvidia-cuda-nvcc-cu12) and nvJitLink (nvidia-nvjitlink-cu12), or put the bin "
         "directory of a CUDA toolkit, which holds ptxas, on PATH",
+    ),
+    (
+        "CompileTimeScopedVmemOom",
+        re.compile(r"(?:E1001:? )?CompileTimeScopedVmemOom\b[^\n`]*"),
+        "libtpu (XLA's TPU compiler)",
+        "the TPU compiler's error E1001: the kernel's scoped VMEM (its blocks, which Pallas "
+        "double-buffers, its scratch and the compiler's own temporaries) is over the scoped "
+        "VMEM limit; it ships in libtpu, not in JAX's source. Raise the limit for this kernel "
+        "with compiler_params=pltpu.CompilerParams(vmem_limit_bytes=…), up to the chip's VMEM "
+        "(vllm-project/tpu-inference#3194: a kernel 1.6 MB over the 32 MB limit, passed by "
+        "raising it there rather than by a LIBTPU_INIT_ARGS flag), or shrink the block shapes",
+    ),
+    (
+        "CompileTimeMosaicUnprovenMemoryAccessAlignment",
+        re.compile(r"(?:E2003:? )?CompileTimeMosaicUnprovenMemoryAccessAlignment\b[^\n`]*"),
+        "libtpu (Mosaic's TPU compiler)",
+        "Mosaic's error E2003: a load, store or DMA starts at an index computed at run time "
+        "(from pl.program_id, a loop counter or a value read from SMEM) that Mosaic cannot prove "
+        "is a multiple of the tiling of that dimension (8 rows of 32-bit data, 128 lanes); it "
+        "ships in libtpu, not in JAX's source (JAX 0.4.24 to 0.8.1 raise the same words in "
+        "jaxlib/mosaic). Where the index is such a multiple, say so: "
+        "pl.ds(pl.multiple_of(i * 128, 128), 128); otherwise align the start, or let a "
+        "BlockSpec's index_map choose the block (jax-ml/jax#36770, pytorch/helion#2753)",
+    ),
+    (
+        "Trying to register different dialects",
+        re.compile(r"Trying to register different dialects for the same namespace[^\n]*"),
+        "LLVM (MLIR's dialect registry)",
+        "MLIR aborts when two copies of it in one process each register a dialect of the same "
+        "name; it is MLIR's check, not JAX's source. jaxlib 0.4.24's Triton extension, which "
+        "Pallas's GPU kernels use, linked a copy of MLIR's C API of its own, so every Pallas "
+        "Triton kernel stopped here (jax-ml/jax#19825); jaxlib 0.4.25 fixed it (commit "
+        "5e2e609, '_triton_ext no longer links in MLIR C APIs'): pip install -U jaxlib. On a "
+        "later jaxlib, look for another package of the process that carries MLIR of its own",
     ),
     (
         "Failed to deserialize the Mosaic module",
@@ -250,6 +289,15 @@ _MOSAIC_TPU_ADVICE = (
         None,
     ),
     (
+        re.compile(r"Invalid vector type for load"),
+        "Mosaic has no load of this vector type on this TPU. In pytorch/helion#3204 a float16 "
+        "kernel (vector<8x128x2xf16>, head_dim 256, on a TPU v7) failed here and the same "
+        "kernel in bfloat16 compiled: a TPU's native 16-bit float is bfloat16, so use bfloat16 "
+        "in TPU kernels rather than float16 (x.astype(jnp.bfloat16) before the call), or "
+        "float32",
+        None,
+    ),
+    (
         re.compile(r"Failed to verify layout for Mosaic kernel operand \d+"),
         "XLA laid the operand out in memory otherwise than the tiled layout the kernel was "
         "compiled for. Reports show it for an operand of size 0 (s32[0], "
@@ -304,18 +352,18 @@ def backends_wrapping(lines: Iterable[str]) -> frozenset[str]:
     kernel: Only 32-bit types supported`` is Mosaic TPU's message, not Mosaic GPU's raise of
     the same words, even in a paste with no frame."""
     return frozenset(
-        backend
+        _WRAPPED_BACKEND[wrapper]
         for line in lines
         if "ompile" in line  # every wrapper's; most lines have none
-        for wrapper, backend in _WRAPPED_BACKEND.items()
-        if wrapper in line
+        for tail, wrapper in _WRAPPER_TAILS.items()
+        if tail in line
     )
 
 
 def _wrapped(text: str) -> list[CompilerMessage]:
     """What follows a compiler's wrapper. A message on the line after its wrapper (``…TPU
     kernel:`` then the message) is read from there."""
-    if not any(wrapper in text for wrapper in _WRAPPERS):
+    if not any(tail in text for tail in _WRAPPER_TAILS):
         return []
     found = []
     for said in _SAID.finditer(text):
@@ -326,7 +374,7 @@ def _wrapped(text: str) -> list[CompilerMessage]:
             following = rest.lstrip("\n")
             message_line += len(rest) - len(following)
             message = _unquoted(following.partition("\n")[0].strip())
-        compiler, why = _WRAPPERS[said["wrapper"]]
+        compiler, why = _WRAPPERS[_WRAPPER_TAILS[said["wrapper"][1:]]]
         if (compiler, why) == _MOSAIC_TPU:
             why = _advised(text, said, message) or why
         # a message that names itself says more than its wrapper (what to do)

@@ -126,6 +126,12 @@ ADVISED = [
         "({0:T(128)S(1)}) for an operand of shape s32[0].\n",
         "pass no zero-size operand",
     ),
+    # pytorch/helion#3204, the wrapper's words retyped in lower case
+    (
+        "```\nmosaic failed to compile TPU kernel: Invalid vector type for load\n"
+        '%424 = "tpu.load"(...) : (memref<1x1024x256xf16, ...>) -> vector<8x128x2xf16>\n```\n',
+        "use bfloat16 in TPU kernels rather than float16",
+    ),
 ]
 
 
@@ -342,6 +348,32 @@ REPORTED = [
         "Python, in Mosaic GPU's _infer_arch",
         "invalid literal for int() with base 10: 'gfx950'",
         "backend='triton'",
+    ),
+    # jax-ml/jax#19825: Pallas's Triton kernels under jaxlib 0.4.24
+    (
+        "When I try to running a pallas kernel, I get an error:\n`LLVM ERROR: Trying to "
+        "register different dialects for the same namespace: builtin`\n",
+        2,
+        "LLVM (MLIR's dialect registry)",
+        "Trying to register different dialects for the same namespace: builtin",
+        "jaxlib 0.4.25",
+    ),
+    # vllm-project/tpu-inference#3194: libtpu's error code, in a summary of failed tests
+    (
+        "All 8 failures are `E1001 CompileTimeScopedVmemOom` in `jit(xpose_pipeline)`:\n",
+        1,
+        "libtpu (XLA's TPU compiler)",
+        "E1001 CompileTimeScopedVmemOom",
+        "vmem_limit_bytes",
+    ),
+    # pytorch/helion#2753: Mosaic's error code alone, in a pull request's description
+    (
+        "- eliminating Mosaic DMA verification crashes "
+        "(`CompileTimeMosaicUnprovenMemoryAccessAlignment`) on tiny tensors.\n",
+        1,
+        "libtpu (Mosaic's TPU compiler)",
+        "CompileTimeMosaicUnprovenMemoryAccessAlignment",
+        "pl.multiple_of",
     ),
     # jax-ml/jax-triton#225: XLA's runtime, the same error logged again and again
     (
