@@ -74,6 +74,19 @@ _REPORTS = (
         r"(?P<limit>[\d.]+)M vmem",
         _mebibytes,
     ),
+    # XLA's TPU allocator, the memory space named in the allocation that follows:
+    # "Allocation (size=2097152) would exceed memory (size=1048576) :: #allocation3 [shape =
+    # 'u8[2097152]{0}', space=smem, …, tag = 'prefetched SMEM operand 0']"
+    *(
+        (
+            "tpu",
+            space.upper(),
+            r"Allocation \(size=(?P<requested>\d+)\) would exceed memory "
+            rf"\(size=(?P<limit>\d+)\)(?:(?!Allocation).)*?space={space}\b",
+            _bytes,
+        )
+        for space in ("smem", "vmem")
+    ),
     (
         "tpu",
         "VMEM",

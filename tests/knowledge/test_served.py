@@ -367,6 +367,19 @@ def test_a_memory_report_with_its_figures_is_read_and_without_them_is_named(
     assert "vmem_limit_bytes" in said["why"]
 
 
+def test_a_tpu_smem_report_says_what_smem_holds(client: httpx.Client) -> None:
+    """AI-Hypercomputer/maxtext#4929: SMEM's advice, not VMEM's."""
+    paste = (
+        "RESOURCE_EXHAUSTED: Allocation (size=2097152) would exceed memory (size=1048576)\n"
+        ":: #allocation3 [shape = 'u8[2097152]{0}', space=smem, size = 0x200000, scoped,\n"
+        "   tag = 'prefetched SMEM operand 0'] :: splash_mha_fwd_segmented_residuals.3\n"
+    )
+    [memory] = client.post("/api/match", json={"text": paste}).json()["memory"]
+    assert (memory["backend"], memory["memory"], memory["overBytes"]) == ("tpu", "SMEM", 1048576)
+    assert "scalar-prefetch operands" in memory["advice"][0]
+    assert not any("vmem_limit_bytes" in advice for advice in memory["advice"])
+
+
 def test_a_message_raised_at_several_sites_leads_with_the_curated_record(
     client: httpx.Client,
 ) -> None:

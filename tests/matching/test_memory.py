@@ -42,5 +42,22 @@ def test_a_report_wrapped_over_lines_is_read_once_from_its_first() -> None:
     ]
 
 
+def test_xlas_tpu_allocator_names_the_memory_in_the_allocation_after_its_figures() -> None:
+    """AI-Hypercomputer/maxtext#4929: a scalar-prefetch operand over SMEM; an allocation of
+    VMEM after it, in another report, is VMEM's."""
+    paste = (
+        "RESOURCE_EXHAUSTED: Allocation (size=2097152) would exceed memory (size=1048576)\n"
+        ":: #allocation3 [shape = 'u8[2097152]{0}', space=smem, size = 0x200000, scoped,\n"
+        "   tag = 'prefetched SMEM operand 0'] :: splash_mha_fwd_segmented_residuals.3\n"
+        "RESOURCE_EXHAUSTED: Allocation (size=33554432) would exceed memory (size=16777216)\n"
+        ":: #allocation0 [shape = 'u8[33554432]{0}', space=vmem, scoped]\n"
+    )
+    found = find_overflows(paste)
+    assert [(o.line_number, o.memory, o.requested, o.limit, o.exact) for o in found] == [
+        (1, "SMEM", 2097152, 1048576, True),
+        (4, "VMEM", 33554432, 16777216, True),
+    ]
+
+
 def test_a_paste_that_never_names_memory_has_no_report() -> None:
     assert find_overflows("smem_bytes=262160 > max_smem_bytes=232448\n" * 3) == []
