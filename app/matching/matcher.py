@@ -105,6 +105,9 @@ _LEAD_IN = re.compile(
     rf"|Failed to lower|{_MLIR_DIAGNOSTIC})"
     r"\s*:\s*)+\Z"
 )
+# libtpu's code and name of an error, right before its message: "E2003:
+# CompileTimeMosaicUnprovenMemoryAccessAlignment: cannot statically prove that …"
+_LIBTPU_ERROR_CODE = re.compile(r"\bE\d{4}:\s*[A-Z]\w+:\s*\Z")
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 _CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")  # each class a lead-in names
 # Widths at which terminals and consoles commonly cut long lines.
@@ -1007,10 +1010,12 @@ def _match(
 
 def _worded(match: Match) -> Worded | None:
     """What the match tells of the paste's release; ``None`` where a wording that reads it
-    is not dated, or where the message is cut short: its opening, all it shows, is often
-    every wording's, and a wording whose pattern takes any text for a value reads the cut
-    and its marker where today's, which types its values, does not."""
-    if match.truncated:
+    is not dated, where the message is cut short (its opening, all it shows, is often every
+    wording's, and a wording whose pattern takes any text for a value reads the cut and its
+    marker where today's, which types its values, does not), or where libtpu's error code
+    stands before it: libtpu prints Mosaic's words that JAX's source held until its passes
+    left it, under a code (``E2003: CompileTimeMosaic…:``) no release of JAX's printed."""
+    if match.truncated or _LIBTPU_ERROR_CODE.search(match.stripped):
         return None
     untils = []
     for variant in match.variants:
