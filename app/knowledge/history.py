@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -218,22 +218,34 @@ def _neighbour(tracks: dict[str, Track], release: str) -> tuple[str | None, _End
 def _pair(
     items: list[Found], candidates: list[Track], neighbour: str | None, end: _End
 ) -> dict[int, Track]:
-    """Each found site to the known site it continues, if any: same message first (the
-    nearest line wins among equals), then the most similar rewording."""
+    """Each found site to the known site it continues, if any: the same message and
+    condition first, then the same message, then the most similar rewording.
+
+    Sites with the same message are paired in their order in the function (see
+    ``_in_order``): pairing each with the nearest line instead swaps two of them as soon as
+    code is added above one (``GetCudaComputeCapability``'s three ``CUDAErrorString`` sites
+    traded places from release to release)."""
     free = list(candidates)
     pairs: dict[int, Track] = {}
 
-    def rank(track: Track, item: Found) -> tuple[bool, int]:
+    def cost(track: Track, item: Found) -> tuple[bool, int]:
         there = end.appearance(track)
         return (there.release != neighbour, abs(there.line - item.site.line))
 
-    for item in items:
-        text = comparable_text(item.site)
-        same = [t for t in free if comparable_text(end.site(t)) == text]
-        if same:
-            chosen = min(same, key=lambda track: rank(track, item))
-            pairs[id(item)] = chosen
-            free.remove(chosen)
+    for same in (
+        lambda site: (comparable_text(site), site.condition),
+        lambda site: (comparable_text(site), None),
+    ):
+        waiting: dict[object, list[Found]] = defaultdict(list)
+        for item in items:
+            if id(item) not in pairs:
+                waiting[same(item.site)].append(item)
+        for key, group in waiting.items():
+            tracks = [t for t in free if same(end.site(t)) == key]
+            tracks.sort(key=lambda track: end.appearance(track).line)
+            for item, track in _in_order(group, tracks, cost):
+                pairs[id(item)] = track
+                free.remove(track)
     scored = sorted(
         (
             (_similarity(end.site(t), item.site), t, item)
@@ -252,6 +264,38 @@ def _pair(
         pairs[id(item)] = track
         free.remove(track)
     return pairs
+
+
+def _in_order(
+    items: list[Found],
+    tracks: list[Track],
+    cost: Callable[[Track, Found], tuple[bool, int]],
+) -> list[tuple[Found, Track]]:
+    """As many pairs of ``items`` and ``tracks`` (each in line order) as can be made without
+    two pairs crossing, and of those the cheapest set: order kept, lines moved the least.
+
+    A dynamic programme over both lists; a group is one function's sites of one message,
+    a few at most."""
+    # best[i][j]: (pairs, summed cost, the pairs) for items[:i] and tracks[:j]
+    nothing: _Pairing = (0, (0, 0), ())
+    best = [[nothing] * (len(tracks) + 1) for _ in range(len(items) + 1)]
+    for i, item in enumerate(items, start=1):
+        for j, track in enumerate(tracks, start=1):
+            stale, moved = cost(track, item)
+            count, (stales, lines), chosen = best[i - 1][j - 1]
+            paired = (count + 1, (stales + stale, lines + moved), (*chosen, (i - 1, j - 1)))
+            best[i][j] = min(paired, best[i - 1][j], best[i][j - 1], key=_pairing_rank)
+    return [(items[i], tracks[j]) for i, j in best[-1][-1][2]]
+
+
+# Pairs made, their summed cost (sites no longer in the neighbouring release, lines moved),
+# and the pairs as (item, track) positions.
+_Pairing = tuple[int, tuple[int, int], tuple[tuple[int, int], ...]]
+
+
+def _pairing_rank(pairing: _Pairing) -> tuple[int, tuple[int, int]]:
+    """Most pairs first, then the least cost."""
+    return (-pairing[0], pairing[1])
 
 
 def _similarity(known: Site, found: Site) -> float:

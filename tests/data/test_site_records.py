@@ -254,7 +254,7 @@ def test_ids_are_unique_and_not_a_catalog_rule_records() -> None:
 def test_both_layout_inference_failures_name_each_other() -> None:
     """Users report 'layout inference failed' in two wordings: two sites, two records."""
     by_id = {_record(path)["id"]: _record(path) for path in SITE_RECORDS}
-    no_solution, unsatisfiable = by_id["ed821fb8907ba389"], by_id["7cfa01a5c408b193"]
+    no_solution, unsatisfiable = by_id["ed821fb8907ba389"], by_id["33bc240ef4ec1a11"]
     assert any(unsatisfiable["errorMessage"].startswith(t) for t in no_solution["relatedErrors"])
     assert any(no_solution["errorMessage"].startswith(t) for t in unsatisfiable["relatedErrors"])
 

@@ -110,6 +110,62 @@ def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> No
     assert [(a.line, a.function) for a in moved.appearances] == [(4, "_copy"), (4, "_prepare")]
 
 
+# Two raises of one message in one function; the second release adds lines above the
+# first, which brings it nearer the second's old line than its own.
+TWO_CHECKS = """
+def _init(ctx):
+  result = ctx.device()
+  if result:
+    raise ValueError("CUDA call failed")
+  result = ctx.attribute()
+  if result:
+    raise ValueError("CUDA call failed")
+"""
+TWO_CHECKS_SHIFTED = """
+def _init(ctx):
+  ctx.check()
+  ctx.check()
+  result = ctx.device()
+  if result:
+    raise ValueError("CUDA call failed")
+  result = ctx.attribute()
+  if result:
+    raise ValueError("CUDA call failed")
+"""
+# The same two, reordered, each under a condition of its own.
+TWO_GUARDS = """
+def _init(ctx):
+  if ctx.device():
+    raise ValueError("CUDA call failed")
+  if ctx.attribute():
+    raise ValueError("CUDA call failed")
+"""
+TWO_GUARDS_SWAPPED = """
+def _init(ctx):
+  if ctx.attribute():
+    raise ValueError("CUDA call failed")
+  if ctx.device():
+    raise ValueError("CUDA call failed")
+"""
+
+
+def test_sites_of_one_message_keep_their_order_when_lines_move(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, TWO_CHECKS, TWO_CHECKS_SHIFTED))
+    lines = sorted([(a.release, a.line) for a in t.appearances] for t in tracks.values())
+    assert lines == [[("0.6.0", 5), ("0.7.1", 7)], [("0.6.0", 8), ("0.7.1", 10)]]
+
+
+def test_sites_of_one_message_follow_their_conditions_when_reordered(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, TWO_GUARDS, TWO_GUARDS_SWAPPED))
+    by_condition = {
+        t.site.condition: [(a.release, a.line) for a in t.appearances] for t in tracks.values()
+    }
+    assert by_condition == {
+        "ctx.device()": [("0.6.0", 4), ("0.7.1", 6)],
+        "ctx.attribute()": [("0.6.0", 6), ("0.7.1", 4)],
+    }
+
+
 # Bare raises, which say nothing of their own: one method's removed, another's added.
 BARE_IN_UNDO = """
 class SwizzleTransform:

@@ -956,7 +956,7 @@ def tpu_compiler_params(as_object: bool) -> Any:
 
 # Record id -> (before, after): the record's example fix as kernels to lower.
 CASES: dict[str, tuple[Lowering, Lowering]] = {
-    "7cfa01a5c408b193": (lambda: layout_casts(True), lambda: layout_casts(False)),
+    "33bc240ef4ec1a11": (lambda: layout_casts(True), lambda: layout_casts(False)),
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
     "29fc3c30ba686b22": (lambda: delayed_pipeline(1), lambda: delayed_pipeline(2)),
     SAFE_ZIP: (lambda: pipeline_refs(3), lambda: pipeline_refs(2)),
