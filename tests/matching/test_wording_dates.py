@@ -250,19 +250,25 @@ def test_todays_pattern_reading_an_older_wording_dates_by_both() -> None:
 def test_a_message_under_libtpus_error_code_is_not_dated_by_its_wording() -> None:
     """jax#36770 (2026): Mosaic TPU's passes left JAX's source after 0.8.1, and libtpu
     prints their words under an error code; the words alone read 0.4.24–0.8.1."""
+    from app.matching import PatternEntry, PatternIndex
     from app.matching.matcher import match_paste
 
-    from .catalog import everything
+    from .catalog import mined_sites
 
+    [site] = [s for s in mined_sites() if "cannot statically prove that" in s["errorMessage"]]
+    index = PatternIndex.build(
+        [PatternEntry(site["id"], site["matchPattern"], "current", {"exception_class": ""})]
+    )
     words = "cannot statically prove that index in dimension 0 is a multiple of 512"
     frames = FrameIndex.load()
-    plain = match_paste(f"MosaicError: INTERNAL: {words}", everything(), None, frames)
+    plain = match_paste(f"MosaicError: INTERNAL: {words}", index, None, frames)
     coded = match_paste(
         f"triggers `E2003: CompileTimeMosaicUnprovenMemoryAccessAlignment: {words}`",
-        everything(),
+        index,
         None,
         frames,
     )
     assert [m.record_id for m in coded.matches] == [m.record_id for m in plain.matches]
+    assert [m.record_id for m in plain.matches] == [site["id"]]
     assert plain.release is not None and plain.release.releases
     assert coded.release is not None and coded.release.releases == ()
