@@ -266,6 +266,11 @@ def _pair(
     return pairs
 
 
+# Pairs made, their summed cost (sites no longer in the neighbouring release, lines moved),
+# and the pairs as (item, track) positions.
+_Pairing = tuple[int, tuple[int, int], tuple[tuple[int, int], ...]]
+
+
 def _in_order(
     items: list[Found],
     tracks: list[Track],
@@ -275,7 +280,7 @@ def _in_order(
     two pairs crossing, and of those the cheapest set: order kept, lines moved the least.
 
     A dynamic programme over both lists; a group is one function's sites of one message,
-    a few at most."""
+    a few, some tens in Mosaic TPU's layout inference (``missing vector layout``)."""
     # best[i][j]: (pairs, summed cost, the pairs) for items[:i] and tracks[:j]
     nothing: _Pairing = (0, (0, 0), ())
     best = [[nothing] * (len(tracks) + 1) for _ in range(len(items) + 1)]
@@ -286,11 +291,6 @@ def _in_order(
             paired = (count + 1, (stales + stale, lines + moved), (*chosen, (i - 1, j - 1)))
             best[i][j] = min(paired, best[i - 1][j], best[i][j - 1], key=_pairing_rank)
     return [(items[i], tracks[j]) for i, j in best[-1][-1][2]]
-
-
-# Pairs made, their summed cost (sites no longer in the neighbouring release, lines moved),
-# and the pairs as (item, track) positions.
-_Pairing = tuple[int, tuple[int, int], tuple[tuple[int, int], ...]]
 
 
 def _pairing_rank(pairing: _Pairing) -> tuple[int, tuple[int, int]]:

@@ -45,8 +45,8 @@ _WRAPPERS = {
 }
 # The backend whose compiler each wrapper names: a TPU kernel's, whatever frames it shows.
 _WRAPPED_BACKEND = {wrapper: "tpu" for wrapper in _WRAPPERS}
-# A wrapper's words after their first letter, which people retyping them lower
-# (pytorch/helion#3204: "mosaic failed to compile TPU kernel: Invalid vector type for load").
+# Each wrapper by its words after the first letter: people retyping a wrapper may write that
+# letter in lower case (pytorch/helion#3204: "mosaic failed to compile TPU kernel: …").
 _WRAPPER_TAILS = {wrapper[1:]: wrapper for wrapper in _WRAPPERS}
 _SAID = re.compile(
     "(?P<wrapper>"

@@ -121,17 +121,7 @@ def _init(ctx):
   if result:
     raise ValueError("CUDA call failed")
 """
-TWO_CHECKS_SHIFTED = """
-def _init(ctx):
-  ctx.check()
-  ctx.check()
-  result = ctx.device()
-  if result:
-    raise ValueError("CUDA call failed")
-  result = ctx.attribute()
-  if result:
-    raise ValueError("CUDA call failed")
-"""
+TWO_CHECKS_SHIFTED = TWO_CHECKS.replace("(ctx):\n", "(ctx):\n  ctx.check()\n  ctx.check()\n")
 # The same two, reordered, each under a condition of its own.
 TWO_GUARDS = """
 def _init(ctx):
