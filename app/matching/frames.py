@@ -241,7 +241,9 @@ _PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
 # A path into JAX's internals, which no user's code is in.
 _JAX_INTERNAL = re.compile(r"(?<![^/\\])(?:jax[/\\]_src|jaxlib)[/\\]")
 
-_UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
+_UNREAD = _PlacedFrame("", 0, "", "", "", 0)
+# Mosaic TPU's compiler in JAX's source; its passes left for libtpu after 0.8.1.
+LIBTPU_COMPILER = "jaxlib/mosaic/dialect/tpu/"  # a line not yet read, in ``FrameIndex._placed``
 
 
 class FrameIndex:
@@ -448,21 +450,50 @@ class FrameIndex:
         wordings = self._wordings.get(record_id)
         if wordings:
             if until is None:
-                return self._with_unread_cpp(record_id, int(wordings[-1][1]))
+                return self._with_later_printings(record_id, int(wordings[-1][1]))
             for last, mask in wordings:
                 if last == until:
                     return int(mask)
         shipped = self._site_mask(record_id)
         if until is None or not self.mask(until):
-            return self._with_unread_cpp(record_id, shipped)
+            return self._with_later_printings(record_id, shipped)
         return shipped & ((self.mask(until) << 1) - 1)  # a curated wording: up to ``until``
 
-    def _with_unread_cpp(self, record_id: str, printing: int) -> int:
-        """``printing``, and the releases whose C++ was not read if the record is a C++
-        diagnostic printed by the newest release whose C++ was."""
-        if printing & self._cpp_newest_read and record_id in self._compiled_ids:
-            return printing | self._cpp_unread
-        return printing
+    def _with_later_printings(self, record_id: str, printing: int) -> int:
+        """``printing``, and the releases after it that may print a C++ diagnostic too: those
+        whose C++ was not read, for one printed by the newest release whose C++ was; every
+        release after its file left JAX's source, for one of Mosaic TPU's compiler printed
+        until then (libtpu, installed beside them, runs those passes still)."""
+        if record_id not in self._compiled_ids:
+            return printing
+        if printing & self._cpp_newest_read:
+            printing |= self._cpp_unread
+        last, later = self._left_for_libtpu.get(record_id, (0, 0))
+        return printing | later if printing & last else printing
+
+    @cached_property
+    def _left_for_libtpu(self) -> dict[str, tuple[int, int]]:
+        """Record id → (the last release of its file's diagnostics, the releases after it),
+        for each diagnostic of Mosaic TPU's compiler whose file has none in the newest
+        releases whose C++ was read, printed until its file's last: the passes that left for
+        libtpu after 0.8.1 (``infer_vector_layout.cc``, ``apply_vector_layout.cc``), and
+        ``vreg_util.cc`` after 0.10.2. A message may name such a release no longer; what
+        libtpu prints is not in JAX's source."""
+        masks = {
+            site.record_id: (site.file, _union(mask for _, mask in compiled_lines))
+            for site, compiled_lines in self._compiled
+            if site.file.startswith(LIBTPU_COMPILER)
+        }
+        last: dict[str, int] = {}
+        for file, mask in masks.values():
+            last[file] = max(last.get(file, 0), 1 << (mask.bit_length() - 1))
+        newest_read = self._cpp_newest_read or 1 << (len(self.releases) - 1)
+        every = (1 << len(self.releases)) - 1
+        return {
+            record_id: (last[file], every & ~(2 * last[file] - 1))
+            for record_id, (file, mask) in masks.items()
+            if last[file] < newest_read and mask & last[file]
+        }
 
     @cached_property
     def _compiled_ids(self) -> frozenset[str]:

@@ -12,7 +12,14 @@ import pytest
 
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.releases import release_key, runs
-from app.matching.frames import FRAME_INDEX_FILE, FrameIndex, ReleaseReading, Worded
+from app.matching import PatternEntry, PatternIndex
+from app.matching.frames import (
+    FRAME_INDEX_FILE,
+    LIBTPU_COMPILER,
+    FrameIndex,
+    ReleaseReading,
+    Worded,
+)
 from app.matching.templates import compile_pattern
 
 
@@ -36,16 +43,39 @@ def cpp_unread() -> tuple[list[str], str]:
     return index["cppUnread"], index["releases"][-len(index["cppUnread"]) - 1]
 
 
+@cache
+def libtpu_files_left() -> dict[str, str]:
+    """Each C++ file of Mosaic TPU's compiler whose diagnostics end before the newest
+    release whose C++ was read → the last release they are in (its passes left for libtpu)."""
+    last: dict[str, str] = {}
+    for line in MINED_SITES.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        facts = item["record"] if "record" in item else item["annotation"]["mined"]
+        if facts["site"]["language"] == "cpp" and facts["filePath"].startswith(LIBTPU_COMPILER):
+            newest = facts["releases"][-1]["release"]
+            last[facts["filePath"]] = max(
+                last.get(facts["filePath"], newest), newest, key=release_key
+            )
+    _, last_read = cpp_unread()
+    return {f: r for f, r in last.items() if release_key(r) < release_key(last_read)}
+
+
 def printed(site: dict[str, Any], wording: dict[str, str]) -> tuple[str, ...]:
     """The releases that shipped ``site`` and printed ``wording``, oldest first; for a C++
     diagnostic's wording of the newest release whose C++ was read, the releases after it
-    too (read from their wheels, without C++: they may print it)."""
+    too (read from their wheels, without C++: they may print it); for one of Mosaic TPU's
+    compiler printed until its file left JAX's source, every release after (libtpu's)."""
     first, last = release_key(wording["from"]), release_key(wording["until"])
     shipped = [e["release"] for e in site["releases"]]
     unread, last_read = cpp_unread()
     current = wording is site["messageHistory"][-1]
     if site["site"]["language"] == "cpp" and current and shipped[-1] == last_read:
         shipped += unread
+        last = release_key(shipped[-1])
+    left = libtpu_files_left().get(site["filePath"])
+    if site["site"]["language"] == "cpp" and current and shipped[-1] == left:
+        releases = FrameIndex.load().releases
+        shipped += releases[releases.index(left) + 1 :]
         last = release_key(shipped[-1])
     return tuple(
         sorted(
@@ -247,23 +277,44 @@ def test_todays_pattern_reading_an_older_wording_dates_by_both() -> None:
     assert set(report.release.releases) == both
 
 
-def test_a_message_under_libtpus_error_code_is_not_dated_by_its_wording() -> None:
-    """jax#36770 (2026): Mosaic TPU's passes left JAX's source after 0.8.1, and libtpu
-    prints their words under an error code; the words alone read 0.4.24–0.8.1."""
-    from app.matching import PatternEntry, PatternIndex
-    from app.matching.matcher import match_paste
-
+def _mosaic_tpu_alignment_check() -> tuple[dict[str, Any], PatternIndex]:
+    """Mosaic TPU's ``cannot statically prove that index …`` (0.4.24–0.8.1 in JAX's
+    source), and an index of its pattern alone."""
     from .catalog import mined_sites
 
     [site] = [s for s in mined_sites() if "cannot statically prove that" in s["errorMessage"]]
-    index = PatternIndex.build(
-        [PatternEntry(site["id"], site["matchPattern"], "current", {"exception_class": ""})]
-    )
-    words = "cannot statically prove that index in dimension 0 is a multiple of 512"
+    entry = PatternEntry(site["id"], site["matchPattern"], "current", {"exception_class": ""})
+    return site, PatternIndex.build([entry])
+
+
+ALIGNMENT_WORDS = "cannot statically prove that index in dimension 0 is a multiple of 512"
+
+
+def test_a_diagnostic_of_the_passes_libtpu_took_over_dates_every_release_after() -> None:
+    """Mosaic TPU's passes left JAX's source after 0.8.1; libtpu, installed beside every
+    later release, still prints their words (jax-ml/jax#37370, on 0.9.2)."""
+    from app.matching.matcher import match_paste
+
+    site, index = _mosaic_tpu_alignment_check()
     frames = FrameIndex.load()
-    plain = match_paste(f"MosaicError: INTERNAL: {words}", index, None, frames)
+    shipped = [entry["release"] for entry in site["releases"]]
+    assert shipped[-1] == "0.8.1"
+    report = match_paste(f"MosaicError: INTERNAL: {ALIGNMENT_WORDS}", index, None, frames)
+    assert report.release is not None
+    after = frames.releases[frames.releases.index("0.8.1") + 1 :]
+    assert report.release.releases == (*shipped, *after)
+
+
+def test_a_message_under_libtpus_error_code_is_not_dated_by_its_wording() -> None:
+    """jax#36770 (2026): libtpu prints Mosaic's words under an error code no release of
+    JAX's printed; the words alone read 0.4.24 on."""
+    from app.matching.matcher import match_paste
+
+    site, index = _mosaic_tpu_alignment_check()
+    frames = FrameIndex.load()
+    plain = match_paste(f"MosaicError: INTERNAL: {ALIGNMENT_WORDS}", index, None, frames)
     coded = match_paste(
-        f"triggers `E2003: CompileTimeMosaicUnprovenMemoryAccessAlignment: {words}`",
+        f"triggers `E2003: CompileTimeMosaicUnprovenMemoryAccessAlignment: {ALIGNMENT_WORDS}`",
         index,
         None,
         frames,
