@@ -487,6 +487,8 @@ class FrameIndex:
         last: dict[str, int] = {}
         for file, mask in masks.values():
             last[file] = max(last.get(file, 0), 1 << (mask.bit_length() - 1))
+        if not last:
+            return {}
         newest_read = self._cpp_newest_read or 1 << (len(self.releases) - 1)
         every = (1 << len(self.releases)) - 1
         return {
