@@ -241,9 +241,9 @@ _PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
 # A path into JAX's internals, which no user's code is in.
 _JAX_INTERNAL = re.compile(r"(?<![^/\\])(?:jax[/\\]_src|jaxlib)[/\\]")
 
-_UNREAD = _PlacedFrame("", 0, "", "", "", 0)
+_UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
 # Mosaic TPU's compiler in JAX's source; its passes left for libtpu after 0.8.1.
-LIBTPU_COMPILER = "jaxlib/mosaic/dialect/tpu/"  # a line not yet read, in ``FrameIndex._placed``
+LIBTPU_COMPILER = "jaxlib/mosaic/dialect/tpu/"
 
 
 class FrameIndex:
