@@ -159,9 +159,12 @@ _MovedKey = tuple[str, str, str, str | None, str | None]
 
 
 def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Track]:
-    """Sites that moved: the same class, kind, message and condition, somewhere else."""
+    """Sites that moved: the same class, kind, message and condition, somewhere else. Those
+    alike are taken in line order on both sides, as ``_pair`` keeps them: a function renamed
+    with two identical asserts in it (``_checkify_lowering_rule`` → ``_check_lowering_rule``)
+    keeps each where it stood."""
     waiting: dict[_MovedKey, list[Track]] = defaultdict(list)
-    for track in orphans:
+    for track in sorted(orphans, key=lambda track: end.appearance(track).line):
         waiting[_moved_key(end.site(track))].append(track)
     pairs: dict[int, Track] = {}
     for item in sorted(items, key=lambda item: (item.site.file_path, item.site.line)):
@@ -254,7 +257,9 @@ def _pair(
             for t in free
             if end.appearance(t).release == neighbour
         ),
-        key=lambda entry: (-entry[0], entry[2].site.line),
+        # among rewordings alike, the sites in their order (reworded together, as a
+        # message's field renamed in three raises of one function, they keep it)
+        key=lambda entry: (-entry[0], entry[2].site.line, end.appearance(entry[1]).line),
     )
     for score, track, item in scored:
         if score < REWORDING_SIMILARITY:

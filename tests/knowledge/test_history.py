@@ -145,6 +145,51 @@ def test_sites_of_one_message_keep_their_order_when_lines_move(tmp_path: Path) -
     assert lines == [[("0.6.0", 5), ("0.7.1", 7)], [("0.6.0", 8), ("0.7.1", 10)]]
 
 
+# An assert, then a second one above it (a site newer than the first, listed after it), then
+# the function renamed.
+ONE_ASSERT = """
+def _checkify_lowering_rule(ctx, exception):
+  ctx.unflatten()
+  ctx.flatten()
+  assert isinstance(exception, Error)
+"""
+TWO_ASSERTS = """
+def _checkify_lowering_rule(ctx, exception):
+  assert isinstance(exception, Error)
+  ctx.flatten()
+  assert isinstance(exception, Error)
+"""
+TWO_ASSERTS_RENAMED = TWO_ASSERTS.replace("_checkify_lowering_rule", "_check_lowering_rule")
+
+
+def test_sites_alike_in_a_renamed_function_keep_their_order(tmp_path: Path) -> None:
+    """The renamed function's sites are linked as moved, in line order: not in the order
+    their records were first made."""
+    trees = release_trees(tmp_path, ONE_ASSERT, TWO_ASSERTS, TWO_ASSERTS_RENAMED)
+    tracks = dataset.build(trees)
+    lines = sorted([(a.release, a.line) for a in t.appearances] for t in tracks.values())
+    assert lines == [
+        [("0.6.0", 5), ("0.7.1", 5), ("0.8.2", 5)],
+        [("0.7.1", 3), ("0.8.2", 3)],
+    ]
+
+
+# Then both of the function's asserts given one message in the next release.
+TWO_REWORDED = TWO_ASSERTS.replace(
+    "assert isinstance(exception, Error)",
+    'assert isinstance(exception, Error), f"not a failed check: {exception}"',
+)
+
+
+def test_sites_alike_reworded_together_keep_their_order(tmp_path: Path) -> None:
+    tracks = dataset.build(release_trees(tmp_path, ONE_ASSERT, TWO_ASSERTS, TWO_REWORDED))
+    lines = sorted([(a.release, a.line) for a in t.appearances] for t in tracks.values())
+    assert lines == [
+        [("0.6.0", 5), ("0.7.1", 5), ("0.8.2", 5)],
+        [("0.7.1", 3), ("0.8.2", 3)],
+    ]
+
+
 def test_sites_of_one_message_follow_their_conditions_when_reordered(tmp_path: Path) -> None:
     tracks = dataset.build(release_trees(tmp_path, TWO_GUARDS, TWO_GUARDS_SWAPPED))
     by_condition = {
