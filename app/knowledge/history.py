@@ -135,10 +135,28 @@ def link_release(
     incoming: dict[tuple[str, str | None, str, str], list[Found]] = defaultdict(list)
     for item in found:
         incoming[_key(item.site)].append(item)
+    # A message the other release prints in the same function under another class was
+    # not reworded: its class changed (tcgen05's ValueError "MMA with block scaling is not
+    # supported for M=64" became a NotImplementedError in 0.7.1; the ValueError of another
+    # message under the same guard had been taken for its rewording).
+    found_classes = _classes(item.site for items in incoming.values() for item in items)
+    known_classes = _classes(
+        end.site(track) for track in tracks.values() if end.appearance(track).release == neighbour
+    )
+
+    def class_changed(site: Site, other_side: dict[_Printed, set[str]]) -> bool:
+        return bool(other_side.get(_printed(site), set()) - {site.error_class})
+
+    def may_reword(item: Found, track: Track) -> bool:
+        """Neither message is still printed, under another class, by the other release."""
+        return not class_changed(item.site, known_classes) and not class_changed(
+            end.site(track), found_classes
+        )
+
     pairs: dict[int, Track] = {}
     for key, items in incoming.items():
         items.sort(key=lambda item: item.site.line)
-        pairs |= _pair(items, by_key.get(key, []), neighbour, end)
+        pairs |= _pair(items, by_key.get(key, []), neighbour, end, may_reword)
     continued = {id(track) for track in pairs.values()}
     orphans = [
         track
@@ -201,6 +219,22 @@ def _moved_key(site: Site) -> _MovedKey:
     )
 
 
+# A message as one function prints it: file, function, message.
+_Printed = tuple[str, str | None, str]
+
+
+def _printed(site: Site) -> _Printed:
+    return (site.file_path, site.function, comparable_text(site))
+
+
+def _classes(sites: Iterable[Site]) -> dict[_Printed, set[str]]:
+    """The classes each function prints each message with."""
+    classes: dict[_Printed, set[str]] = defaultdict(set)
+    for site in sites:
+        classes[_printed(site)].add(site.error_class)
+    return classes
+
+
 def _neighbour(tracks: dict[str, Track], release: str) -> tuple[str | None, _End]:
     """The linked release next to ``release`` (None for the first), and the end it joins."""
     known = {r for track in tracks.values() for r in track.releases}
@@ -219,10 +253,15 @@ def _neighbour(tracks: dict[str, Track], release: str) -> tuple[str | None, _End
 
 
 def _pair(
-    items: list[Found], candidates: list[Track], neighbour: str | None, end: _End
+    items: list[Found],
+    candidates: list[Track],
+    neighbour: str | None,
+    end: _End,
+    may_reword: Callable[[Found, Track], bool],
 ) -> dict[int, Track]:
     """Each found site to the known site it continues, if any: the same message and
-    condition first, then the same message, then the most similar rewording.
+    condition first, then the same message, then the most similar rewording that
+    ``may_reword`` allows.
 
     Sites with the same message are paired in their order in the function (see
     ``_in_order``): pairing each with the nearest line instead swaps two of them as soon as
@@ -255,7 +294,7 @@ def _pair(
             for item in items
             if id(item) not in pairs
             for t in free
-            if end.appearance(t).release == neighbour
+            if end.appearance(t).release == neighbour and may_reword(item, t)
         ),
         # among rewordings alike, the sites in their order (reworded together, as a
         # message's field renamed in three raises of one function, they keep it)

@@ -201,6 +201,40 @@ def test_sites_of_one_message_follow_their_conditions_when_reordered(tmp_path: P
     }
 
 
+# tcgen05's ``mma`` in 0.7.0 and 0.7.1: one message's class changed, while under the same
+# guard a message of the old class was added.
+SCALED_AS_VALUE_ERROR = """
+def mma(m, is_scaled):
+  if m == 64:
+    if is_scaled:
+      raise ValueError("MMA with block scaling is not supported for M=64")
+"""
+SCALED_AS_NOT_IMPLEMENTED = """
+def mma(m, is_scaled):
+  if m == 64:
+    if is_scaled:
+      raise NotImplementedError("MMA with block scaling is not supported for M=64")
+  else:
+    if is_scaled:
+      raise ValueError("MMA with this element type does not support block scaling")
+"""
+
+
+def test_a_message_whose_class_changed_is_no_rewording_of_another(tmp_path: Path) -> None:
+    tracks = dataset.build(
+        release_trees(tmp_path, SCALED_AS_VALUE_ERROR, SCALED_AS_NOT_IMPLEMENTED)
+    )
+    histories = sorted(
+        (t.site.error_class, [w.template for w in t.wordings], t.releases) for t in tracks.values()
+    )
+    m64 = "MMA with block scaling is not supported for M=64"
+    assert histories == [
+        ("NotImplementedError", [m64], ["0.7.1"]),
+        ("ValueError", [m64], ["0.6.0"]),
+        ("ValueError", ["MMA with this element type does not support block scaling"], ["0.7.1"]),
+    ]
+
+
 # Bare raises, which say nothing of their own: one method's removed, another's added.
 BARE_IN_UNDO = """
 class SwizzleTransform:
