@@ -673,7 +673,7 @@ class FrameIndex:
         function spans the line in one of them (0.10.1 raised the integer-bytes error on
         the line where 0.10.2 reads ``dst.type``).
         """
-        found = self._raising_frame(lines, structure, exception_line, raised_at)
+        found = self.raising_frame(lines, structure, exception_line, raised_at)
         if found is None:
             return []
         frame, source = found
@@ -778,7 +778,7 @@ class FrameIndex:
             table.setdefault(key, []).append(number)
         return table
 
-    def _raising_frame(
+    def raising_frame(
         self,
         lines: Sequence[str],
         structure: frozenset[int],

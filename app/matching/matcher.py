@@ -239,6 +239,10 @@ def match_paste(
     candidates = _at_their_callers(
         candidates, index, frames, paste.lines, reading.structure, records
     )
+    if frames is not None:
+        candidates = _called_from_the_raising_frame(
+            candidates, index, frames, paste.lines, reading.structure, records
+        )
 
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
@@ -360,6 +364,38 @@ def _at_their_callers(
         elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
             kept.append(candidate)
     return _named_keyword_first(kept, index)
+
+
+def _called_from_the_raising_frame(
+    candidates: list[_Candidate],
+    index: AnyIndex,
+    frames: FrameIndex,
+    lines: Sequence[str],
+    structure: frozenset[int],
+    records: Sequence[ExceptionRecord],
+) -> list[_Candidate]:
+    """The candidates, those of a record with no mined site (an error of a helper outside
+    the mined files: jaxlib's C++ ``safe_zip``) given the frame of JAX's that raised it,
+    where the paste shows one whose line raises nothing: the function that called the helper
+    (``lower_jaxpr_to_triton_ir``), which tells what was zipped and is linked in place of the
+    record's pinned line."""
+    raising: dict[int, Frame | None] = {}
+    kept = []
+    for candidate in candidates:
+        kind, number = candidate.error
+        record_id = index.entries[candidate.hit.entry].record_id
+        if candidate.caller is not None or kind != "exception" or frames.site_of(record_id):
+            kept.append(candidate)
+            continue
+        if number not in raising:
+            record = records[number]
+            first = (record.message_line_numbers or (record.line,))[0]
+            found = frames.raising_frame(lines, structure, first, record.raised_at)
+            caller = found[0] if found is not None else None
+            raising[number] = caller if caller and not frames.sites_at(caller) else None
+        frame = raising[number]
+        kept.append(candidate if frame is None else replace(candidate, caller=frame))
+    return kept
 
 
 def _named_keyword_first(candidates: list[_Candidate], index: AnyIndex) -> list[_Candidate]:

@@ -15,7 +15,7 @@ from tests.api.test_records_api import assert_problem
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
 TRACEBACKS = FIXTURES / "tracebacks"
-SAFE_ZIP_RECORD = "75054f2533d302a4"  # data/records/pallas-pipeline-safe-zip-length.json
+SAFE_ZIP_RECORD = "75054f2533d302a4"  # data/records/pallas-safe-zip-length.json
 
 
 def match(client: httpx.Client, text: str, **extra: object) -> dict:  # type: ignore[type-arg]
@@ -134,7 +134,7 @@ def test_rule_7_and_rule_1_are_told_apart(client: httpx.Client) -> None:
 def test_a_site_no_release_mined_is_linked_by_its_records_own_url(client: httpx.Client) -> None:
     """The safe_zip check raises inside JAX's util, under a Pallas line that is no mined
     site: the record's pinned link is the source shown."""
-    record = json.loads((RECORDS / "pallas-pipeline-safe-zip-length.json").read_text())["record"]
+    record = json.loads((RECORDS / "pallas-safe-zip-length.json").read_text())["record"]
     paste = "ValueError: safe_zip() argument 1 has length 3 but argument 0 has length 2"
     [found] = match(client, paste)["matches"]
     assert found["errorId"] == record["id"]

@@ -40,7 +40,7 @@ CURATED = sorted(
 # Those of errors raised where mining does not look (jaxlib's C++, JAX's core): no mined
 # site. Each is pinned to the newest release where Pallas meets it, at a line holding this.
 UNMINED = {
-    DATA / "records" / "pallas-pipeline-safe-zip-length.json": (newest_release(), "zip("),
+    DATA / "records" / "pallas-safe-zip-length.json": (newest_release(), "zip("),
     DATA / "records" / "pallas-call-no-lowering-before-0-4-21.json": (
         "0.4.20",
         "raise NotImplementedError(",

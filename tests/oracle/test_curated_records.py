@@ -6,7 +6,8 @@ file and line of JAX 0.10.2, and a message the record's match pattern reads), an
 "after" must lower. Mosaic GPU and Triton kernels lower for CUDA, TPU kernels for TPU:
 neither needs the device. TPU lowering asks the device for its chip's tiling, so the CPU
 device is registered as a TPU v5e for these tests. The safe_zip record's error is raised
-from two places of Pallas: the Mosaic GPU pipeline (its site) and the TPU one, checked too.
+from three places of Pallas: the Mosaic GPU pipeline (its site), the TPU one and the Triton
+lowering, checked too.
 """
 
 from __future__ import annotations
@@ -394,6 +395,37 @@ def read_any_ref(with_dma: bool) -> Any:
         scratch_shapes=scratch,
     )
     return call, [spec((8, 128))], "tpu"
+
+
+def triton_product_jvp(with_custom_jvp: bool) -> Any:
+    """The forward derivative of a Triton kernel's product ``x * y``, ``y`` under
+    ``lax.stop_gradient`` (jax-ml/jax#37267): differentiated by JAX, or by a ``custom_jvp``
+    whose rule calls the kernel on the tangents."""
+
+    def product_kernel(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] * y_ref[...]
+
+    def product(x: jax.Array, y: jax.Array) -> jax.Array:
+        call = pl.pallas_call(
+            product_kernel, out_shape=spec((128,)), compiler_params=pltriton.CompilerParams()
+        )
+        return call(x, y)
+
+    if with_custom_jvp:
+        product = jax.custom_jvp(product)
+
+        @product.defjvp
+        def _(primals: Any, tangents: Any) -> Any:
+            (x, y), (dx, dy) = primals, tangents
+            return product(x, y), product(dx, y) + product(x, dy)
+
+    def loss(x: jax.Array, y: jax.Array) -> jax.Array:
+        return product(x, jax.lax.stop_gradient(y)).sum()
+
+    def forward(x: jax.Array, y: jax.Array) -> Any:
+        return jax.jvp(loss, (x, y), (x, y))
+
+    return forward, [spec((128,)), spec((128,))], "cuda"
 
 
 def tpu_pipeline(
@@ -926,6 +958,8 @@ def batched_matmul(grid_over_batch: bool) -> Any:
 SAFE_ZIP = "75054f2533d302a4"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
+TRITON_SAFE_ZIP = (lambda: triton_product_jvp(False), lambda: triton_product_jvp(True))
+TRITON_SAFE_ZIP_SITE = ("jax/_src/pallas/triton/lowering.py", 413)
 # A store of the wrong dtype on Mosaic GPU, whose atomic_store words the same message.
 STORE_DTYPE = "690b51c339dac8c7"
 GPU_STORE_DTYPE = (
@@ -1204,6 +1238,27 @@ def test_the_tpu_pipeline_raises_the_safe_zip_record_from_its_block_shape_check(
     lower(after)
 
 
+def test_the_triton_lowering_raises_the_safe_zip_record_for_a_zero_tangent(
+    catalog: Catalog,
+) -> None:
+    """A third place: the Triton lowering zips the kernel's inputs with their block
+    mappings, one short when JAX drops a zero tangent. The record names it, the answer to
+    the traceback links the lowering's line (not the record's pinned pipeline), and the rule
+    it advises lowers."""
+    record = curated_records()[SAFE_ZIP]
+    before, after = TRITON_SAFE_ZIP
+    path, line = TRITON_SAFE_ZIP_SITE
+    assert_raised_at(raised_by(before), record, path, line)
+    assert "lower_jaxpr_to_triton_ir" in record["documentation"]
+    assert any("jax.custom_jvp" in solution for solution in record["solutions"])
+    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(before)))
+    [found] = [m for m in answer.matches if m.errorId == SAFE_ZIP]
+    assert found.why.calledBy == f"{path}:{line} lower_jaxpr_to_triton_ir"
+    assert found.source is not None and found.source.filePath == path
+    assert found.sourceUrl is not None and f"/{path}#L" in found.sourceUrl
+    lower(after)
+
+
 def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> None:
     """Not from Mosaic GPU's atomic_store, which prints the same message."""
     record = curated_records()[STORE_DTYPE]
@@ -1217,6 +1272,7 @@ def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> Non
     [
         *(pytest.param(rid, CASES[rid][0], id=rid) for rid in sorted(CASES)),
         pytest.param(SAFE_ZIP, TPU_SAFE_ZIP[0], id=f"{SAFE_ZIP}-tpu"),
+        pytest.param(SAFE_ZIP, TRITON_SAFE_ZIP[0], id=f"{SAFE_ZIP}-triton"),
         pytest.param(STORE_DTYPE, GPU_STORE_DTYPE[0], id=f"{STORE_DTYPE}-mosaic-gpu"),
     ],
 )
