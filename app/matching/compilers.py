@@ -150,6 +150,17 @@ _REPORTED = (
         "directory of a CUDA toolkit, which holds ptxas, on PATH",
     ),
     (
+        "Unsupported .version",
+        re.compile(r"Unsupported \.version \d+\.\d+; current version is '\d+\.\d+'"),
+        "ptxas (CUDA's PTX assembler)",
+        "the ptxas XLA ran is older than the PTX it was given: the first version is the PTX "
+        "the kernel's compiler wrote (Triton's, for Pallas on GPU and jax-triton), the second "
+        "the newest this ptxas reads (PTX ISA 8.4 is CUDA 12.4's; jax-ml/jax#25344: jaxlib "
+        "0.4.34 with CUDA 12.2's ptxas). XLA runs the ptxas of JAX's CUDA wheels, else the "
+        "first on PATH: pip install -U 'jax[cuda12]', which brings a matching ptxas "
+        "(nvidia-cuda-nvcc-cu12), or put a newer CUDA toolkit's bin directory first on PATH",
+    ),
+    (
         "CompileTimeScopedVmemOom",
         re.compile(r"(?:E1001:? )?CompileTimeScopedVmemOom\b[^\n`]*"),
         "libtpu (XLA's TPU compiler)",

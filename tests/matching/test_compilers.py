@@ -281,6 +281,17 @@ REPORTED = [
         "No PTX compilation provider is available. Neither ptxas/nvlink nor nvjtlink is available.",
         "jax[cuda12]",
     ),
+    # jax-ml/jax#25344: Triton's PTX for a ptxas of an older CUDA, under XLA's wrapper
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CustomCall failed: ptxas exited with "
+        "non-zero error code 65280, output: ptxas /tmp/tempfile-a-784897-628d6ac249c58, line 5; "
+        "fatal   : Unsupported .version 8.4; current version is '8.2'\n"
+        "ptxas fatal   : Ptx assembly aborted due to errors\n",
+        1,
+        "ptxas (CUDA's PTX assembler)",
+        "Unsupported .version 8.4; current version is '8.2'",
+        "nvidia-cuda-nvcc-cu12",
+    ),
     # vllm-project/tpu-inference#508: a VMEM report without its figures
     (
         "```\njaxlib._jax.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory "
