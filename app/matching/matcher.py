@@ -390,7 +390,11 @@ def _called_from_the_raising_frame(
         if number not in raising:
             record = records[number]
             first = (record.message_line_numbers or (record.line,))[0]
-            found = frames.raising_frame(lines, structure, first, record.raised_at)
+            # The frames above JAX's staging wrapper staged the operation; none raised it.
+            staged = STAGING_WRAPPER in lines[first]
+            found = (
+                None if staged else frames.raising_frame(lines, structure, first, record.raised_at)
+            )
             caller = found[0] if found is not None else None
             raising[number] = caller if caller and not frames.sites_at(caller) else None
         frame = raising[number]

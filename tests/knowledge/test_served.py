@@ -233,6 +233,35 @@ def test_the_curated_neighbours_of_a_mined_error_are_of_its_own_backend(
     assert {records[near.errorId].backend for near in found.sourceOnly.closest} <= {"tpu", "core"}
 
 
+def test_a_helpers_error_is_called_from_the_frame_of_jaxs_that_raised_it(
+    matcher: MatchService,
+) -> None:
+    """jaxlib's ``safe_zip`` raises under the frame of JAX's that called it, the Triton
+    lowering's, which the answer names and links; a staging trace above JAX's
+    ``JaxStackTraceBeforeTransformation`` (jax#23495) called nothing that raised."""
+    record = json.loads((CURATED / "pallas-safe-zip-length.json").read_text())["record"]
+    message = (
+        "ValueError: safe_zip() argument 1 has length 6 but argument 0 has length 5. "
+        "All lengths: (5, 6)"
+    )
+    lowering = "jax/_src/pallas/triton/lowering.py"
+    lowered = (
+        "Traceback (most recent call last):\n"
+        f'  File "/opt/venv/lib/python3.11/site-packages/{lowering}", line 413, in '
+        "lower_jaxpr_to_triton_ir\n"
+        "    for invar, block_info in zip(jaxpr.invars, block_infos):\n"
+        f"{message}\n"
+    )
+    [found] = matcher.match(MatchRequest(text=lowered)).matches
+    assert found.errorId == record["id"]
+    assert found.why.calledBy == f"{lowering}:413 lower_jaxpr_to_triton_ir"
+    assert found.sourceUrl is not None and f"/{lowering}#L413-" in found.sourceUrl
+    [found] = matcher.match(MatchRequest(text=staged_at(1106, message))).matches
+    assert found.errorId == record["id"]
+    assert found.why.calledBy is None
+    assert found.sourceUrl == record["githubUrl"]
+
+
 def test_a_pallas_call_without_a_backend_in_an_old_release_says_what_to_install(
     matcher: MatchService,
 ) -> None:
