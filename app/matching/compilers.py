@@ -343,6 +343,19 @@ _VERIFIER_ADVICE = (
         "pltpu.SMEM((1,), jnp.int32) as scratch), or store a vector: "
         "o_ref[...] = jnp.full(o_ref.shape, x, o_ref.dtype)",
     ),
+    (
+        "arith.index_cast",
+        re.compile(
+            r"operand #0 must be signless-(?:non-zero-bitwidth-)?integer-like or memref of "
+            r"signless-integer, but got '(?:f|bf)\d+'"
+        ),
+        "A ref was indexed with a floating-point value: Pallas turns each index into MLIR's "
+        "index type with arith.index_cast, which takes integers only (jax-ml/jax#26034: a "
+        "store at an index computed in float32; JAX 0.10.2 lowers pl.ds(i, 1) with i a "
+        "float32 to this). Index with integers: keep pl.program_id(0) "
+        "and loop counters int32 and cast only the values stored (x.astype(jnp.float32)), or "
+        "cast a computed index back with .astype(jnp.int32)",
+    ),
 )
 MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
 # Dialects whose ops Mosaic defines in jaxlib/mosaic, whose verifiers errata mined.

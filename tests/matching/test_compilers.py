@@ -204,6 +204,27 @@ VERIFIED = [
         "'vector.shape_cast' op operand #0 must be vector of any type values, but got 'i32'",
         "put the ref in SMEM",
     ),
+    # jax#26034: a ref indexed at a float32 value
+    (
+        'MLIRError: Verification failed:\nerror: "/swap"(callsite("grid_filler_kernel"("/mnt/'
+        "hello_grid.py\":11:0))): 'arith.index_cast' op operand #0 must be signless-integer-"
+        "like or memref of signless-integer, but got 'f32'\n",
+        (1, 2),
+        "'arith.index_cast' op operand #0 must be signless-integer-like or memref of "
+        "signless-integer, but got 'f32'",
+        "Index with integers",
+    ),
+    # the same, as JAX 0.10.2's Pallas re-raises it, in a newer MLIR's words
+    (
+        "VerificationError: Pallas encountered an internal verification error. Please file a "
+        "bug at https://github.com/jax-ml/jax/issues/new/choose. Error details: "
+        "'arith.index_cast' op operand #0 must be signless-non-zero-bitwidth-integer-like or "
+        "memref of signless-integer, but got 'f32'\n",
+        (1, 1),
+        "'arith.index_cast' op operand #0 must be signless-non-zero-bitwidth-integer-like or "
+        "memref of signless-integer, but got 'f32'",
+        "Index with integers",
+    ),
     # jax#38987: Pallas's VerificationError, the details two lines on, cut by the log
     (
         "```\nPallas encountered an internal verification error. Please file a bug at\n"
