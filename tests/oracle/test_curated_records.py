@@ -976,6 +976,7 @@ def batched_matmul(grid_over_batch: bool) -> Any:
 
 
 SAFE_ZIP = "75054f2533d302a4"
+INT_INDEXING = "01643aa0e9d8645a"
 TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
 TRITON_SAFE_ZIP = (lambda: triton_product_jvp(False), lambda: triton_product_jvp(True))
@@ -1297,6 +1298,24 @@ def test_the_triton_lowering_raises_the_safe_zip_record_for_a_zero_tangent(
     assert found.source is not None and found.source.filePath == path
     assert found.sourceUrl is not None and f"/{path}#L" in found.sourceUrl
     lower(after)
+
+
+@pytest.mark.usefixtures("cpu_as_tpu")
+def test_a_vmap_over_refs_lowers_as_the_int_indexing_record_says() -> None:
+    """jax-ml/jax#32272: ``jax.vmap`` over a function of refs inside a TPU kernel indexed
+    them with an integer vector until 0.7.2, which raised ``Cannot do int indexing on TPU``;
+    the record says JAX 0.8.0 and later lower it, and so does the installed JAX."""
+    record = curated_records()[INT_INDEXING]
+    assert any("jax.vmap" in s and "0.8.0 and later" in s for s in record["solutions"])
+
+    def doubled(x_ref: Any, o_ref: Any) -> None:
+        o_ref[...] = x_ref[...] * 2
+
+    def kernel(x_ref: Any, o_ref: Any) -> None:
+        jax.vmap(doubled)(x_ref, o_ref)
+
+    call = pl.pallas_call(kernel, out_shape=spec((4, 8, 128)))
+    lower(lambda: (call, [spec((4, 8, 128))], "tpu"))
 
 
 def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> None:
