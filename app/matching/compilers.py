@@ -352,9 +352,9 @@ _VERIFIER_ADVICE = (
         "A ref was indexed with a floating-point value: Pallas turns each index into MLIR's "
         "index type with arith.index_cast, which takes integers only (jax-ml/jax#26034: a "
         "store at an index computed in float32; JAX 0.10.2 lowers pl.ds(i, 1) with i a "
-        "float32 to this). Index with integers: keep pl.program_id(0) "
-        "and loop counters int32 and cast only the values stored (x.astype(jnp.float32)), or "
-        "cast a computed index back with .astype(jnp.int32)",
+        "float32 to this). Index with integers: keep pl.program_id(0) and loop counters "
+        "int32 and cast only the values stored (x.astype(jnp.float32)), or cast a computed "
+        "index back with .astype(jnp.int32)",
     ),
 )
 MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
