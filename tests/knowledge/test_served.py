@@ -309,37 +309,10 @@ def test_a_curated_wording_dated_by_commit_is_dated_by_release_from_the_mined_hi
     assert all(first <= release_key(r) <= last for r in answer.release.releases)
 
 
-def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
-    """Mosaic's C++ serializer asked for a version newer than its own: a site known only
-    from JAX's source is linked and explained from it."""
-    text = (
-        "MLIRError: Failure while executing pass pipeline:\n"
-        "error: unknown: The highest supported version is 15 but requested serialization at "
-        "version 16"
-    )
+def linked_cpp_site(client: httpx.Client, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The match of ``text``, a diagnostic of Mosaic's C++, and its site's mined facts; the
+    match links the site's line in the newest release that has it."""
     found = client.post("/api/match", json={"text": text}).json()["matches"][0]
-    [facts] = [record for record in mined_records() if record["id"] == found["errorId"]]
-    assert facts["site"]["language"] == "cpp"
-    newest = facts["releases"][-1]
-    assert found["source"] == {
-        "filePath": facts["filePath"],
-        "line": newest["lineNumber"],
-        "release": newest["release"],
-    }
-    explained = found["sourceOnly"]
-    assert (explained["kind"], explained["condition"]) == ("diagnostic", facts["site"]["condition"])
-    assert explained["function"] == facts["site"]["function"]
-
-
-def test_a_curated_cpp_diagnostic_is_linked_to_its_source(client: httpx.Client) -> None:
-    """pytorch/xla#9614: libtpu's Mosaic refused a module serialized by a newer JAX. Its
-    site's record is curated now: linked to its source, explained by hand."""
-    text = (
-        "ValueError: Failed to deserialize the Mosaic module: INTERNAL: Unsupported version: "
-        "expected <= 7 but got 8"
-    )
-    found = client.post("/api/match", json={"text": text}).json()["matches"][0]
-    assert found["errorId"] == "144a0fcebaf68edb"
     [facts] = [site for site in mined_sites() if site["id"] == found["errorId"]]
     assert facts["site"]["language"] == "cpp"
     newest = facts["releases"][-1]
@@ -348,6 +321,32 @@ def test_a_curated_cpp_diagnostic_is_linked_to_its_source(client: httpx.Client) 
         "line": newest["lineNumber"],
         "release": newest["release"],
     }
+    return found, facts
+
+
+def test_a_cpp_diagnostic_is_linked_and_explained_from_its_source(client: httpx.Client) -> None:
+    """Mosaic's C++ serializer asked for a version newer than its own: a site known only
+    from JAX's source is linked and explained from it."""
+    found, facts = linked_cpp_site(
+        client,
+        "MLIRError: Failure while executing pass pipeline:\n"
+        "error: unknown: The highest supported version is 15 but requested serialization at "
+        "version 16",
+    )
+    explained = found["sourceOnly"]
+    assert (explained["kind"], explained["condition"]) == ("diagnostic", facts["site"]["condition"])
+    assert explained["function"] == facts["site"]["function"]
+
+
+def test_a_curated_cpp_diagnostic_is_linked_to_its_source(client: httpx.Client) -> None:
+    """pytorch/xla#9614: libtpu's Mosaic refused a module serialized by a newer JAX. Its
+    site's record is curated now: linked to its source, explained by hand."""
+    found, _ = linked_cpp_site(
+        client,
+        "ValueError: Failed to deserialize the Mosaic module: INTERNAL: Unsupported version: "
+        "expected <= 7 but got 8",
+    )
+    assert found["errorId"] == "144a0fcebaf68edb"
     assert found["sourceOnly"] is None
 
 
