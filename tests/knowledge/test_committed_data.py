@@ -157,29 +157,19 @@ def test_abs_gains_its_mosaic_gpu_lowering_in_0_9_0() -> None:
 
 
 def test_sites_of_one_message_in_one_function_never_trade_places() -> None:
-    """Two sites printing the same words under the same condition in one function stand in
-    the same order in every release that has both (the linker once paired each with the
-    nearest line, and such sites traded places from release to release)."""
+    """Two sites printing the same words in one function stand in the same order in every
+    release that has both there, whatever either printed then (the linker once paired each
+    with the nearest line, and such sites traded places from release to release; then took
+    tcgen05's ValueError of 0.7.0, which became a NotImplementedError, for the rewording of
+    another site beside it)."""
     from itertools import combinations
 
-    from app.knowledge.releases import release_key
-
-    def placed(facts: dict[str, Any]) -> dict[str, tuple[str, str, str, int]]:
-        """Release → (file, function, wording, line) of the site in that release."""
-        wording = {}
-        for entry in facts["messageHistory"]:
-            for release in release_commits():
-                if (
-                    release_key(entry["from"])
-                    <= release_key(release)
-                    <= release_key(entry["until"])
-                ):
-                    wording[release] = entry["errorMessage"]
+    def placed(facts: dict[str, Any]) -> dict[str, tuple[str, str, int]]:
+        """Release → (file, function, line) of the site in that release."""
         return {
             e["release"]: (
                 e.get("filePath", facts["filePath"]),
                 e.get("function", facts["site"]["function"]),
-                wording.get(e["release"], ""),
                 e["lineNumber"],
             )
             for e in facts["releases"]
@@ -188,13 +178,13 @@ def test_sites_of_one_message_in_one_function_never_trade_places() -> None:
     alike: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for facts in committed():
         key = (facts["filePath"], facts["site"]["function"], facts["errorMessage"])
-        alike.setdefault((*key, facts["site"]["condition"]), []).append(facts)
+        alike.setdefault(key, []).append(facts)
     traded = []
     for group in alike.values():
         for first, second in combinations(group, 2):
             a, b = placed(first), placed(second)
-            both = [r for r in a if r in b and a[r][:3] == b[r][:3]]
-            if len({a[r][3] < b[r][3] for r in both}) > 1:
+            both = [r for r in a if r in b and a[r][:2] == b[r][:2]]
+            if len({a[r][2] < b[r][2] for r in both}) > 1:
                 traded.append((first["recordId"], second["recordId"]))
-    assert len(alike) > 8000
+    assert sum(len(group) > 1 for group in alike.values()) > 100
     assert traded == []
