@@ -247,13 +247,12 @@ def match_paste(
     points: dict[tuple[str, int], list[RaisePoint]] = {}
     if frames is not None:
         for number, record in enumerate(records):
-            first = (record.message_line_numbers or (record.line,))[0]
-            if STAGING_WRAPPER in paste.lines[first]:
-                continue  # the frames above it staged the operation; none of them raised
+            if _staged(record, paste.lines):
+                continue
             at = frames.raise_points(
                 paste.lines,
                 reading.structure,
-                first,
+                record.first_line,
                 record.short_class,
                 record.raised_at,
                 release.releases if release is not None else (),
@@ -349,8 +348,9 @@ def _at_their_callers(
             continue
         if number not in calling:
             record = records[number]
-            first = (record.message_line_numbers or (record.line,))[0]
-            calling[number] = frames.calling_frames(lines, structure, first, record.raised_at)
+            calling[number] = frames.calling_frames(
+                lines, structure, record.first_line, record.raised_at
+            )
         shown = calling[number]
         if called_by is None:
             if not shown.frames and _calls_one_of(entry.call_of, shown.user_source, lines):
@@ -389,17 +389,20 @@ def _called_from_the_raising_frame(
             continue
         if number not in raising:
             record = records[number]
-            first = (record.message_line_numbers or (record.line,))[0]
-            # The frames above JAX's staging wrapper staged the operation; none raised it.
-            staged = STAGING_WRAPPER in lines[first]
-            found = (
-                None if staged else frames.raising_frame(lines, structure, first, record.raised_at)
-            )
+            found = None
+            if not _staged(record, lines):
+                found = frames.raising_frame(lines, structure, record.first_line, record.raised_at)
             caller = found[0] if found is not None else None
             raising[number] = caller if caller and not frames.sites_at(caller) else None
         frame = raising[number]
         kept.append(candidate if frame is None else replace(candidate, caller=frame))
     return kept
+
+
+def _staged(record: ExceptionRecord, lines: Sequence[str]) -> bool:
+    """Whether JAX printed the exception after its staging wrapper: the frames above it
+    staged the operation; none of them raised it."""
+    return STAGING_WRAPPER in lines[record.first_line]
 
 
 def _named_keyword_first(candidates: list[_Candidate], index: AnyIndex) -> list[_Candidate]:

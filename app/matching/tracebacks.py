@@ -163,6 +163,11 @@ class ExceptionRecord:
         return self.qualified_class.rsplit(".", 1)[-1]
 
     @property
+    def first_line(self) -> int:
+        """The line its message starts on (the exception line, for a message on none)."""
+        return (self.message_line_numbers or (self.line,))[0]
+
+    @property
     def message(self) -> str:
         return "\n".join(self.message_lines)
 
