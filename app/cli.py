@@ -257,6 +257,10 @@ def compute(
         str | None, typer.Option(help="The dtype viewed as (smem_bitcast only).")
     ] = None,
     jax_version: Annotated[str | None, typer.Option(help="The JAX release, e.g. 0.10.2.")] = None,
+    lowering_semantics: Annotated[
+        str | None,
+        typer.Option(help="Lane or Warpgroup; the release's default when unset."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
 ) -> None:
     """What JAX raises for a block, and the verified fixes; exit 1 when the block fails.
@@ -273,12 +277,15 @@ def compute(
     from app.services.compute import ComputeRequest, ComputeService
 
     try:
-        request = ComputeRequest(
-            operation=operation,
-            shape=shape,
-            dtype=dtype,
-            targetDtype=target_dtype,
-            jaxVersion=jax_version,
+        request = ComputeRequest.model_validate(  # validated: the semantics is a choice
+            {
+                "operation": operation,
+                "shape": shape,
+                "dtype": dtype,
+                "targetDtype": target_dtype,
+                "jaxVersion": jax_version,
+                "loweringSemantics": lowering_semantics,
+            }
         )
         answer = ComputeService(_catalog(load_settings())).compute(request)
     except ValidationError as exc:

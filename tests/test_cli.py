@@ -292,6 +292,16 @@ def test_compute_gives_the_verdict_and_fixes_of_the_api(errata) -> None:  # type
     assert refused.stderr.startswith("errata: ") and "int5" in refused.stderr
 
 
+def test_compute_takes_the_lowering_semantics(errata) -> None:  # type: ignore[no-untyped-def]
+    args = ("compute", "--operation", "copy_gmem_to_smem", "--shape", "8", "--dtype", "bfloat16")
+    newest = errata(*args, "--jax-version", "0.12.0.1")
+    assert newest.returncode == 0 and "lowering semantics Warpgroup" in newest.stdout
+    lane = errata(*args, "--jax-version", "0.12.0.1", "--lowering-semantics", "Lane")
+    assert lane.returncode == 1 and "Got bytes=16 but warpgroup size is 128" in lane.stdout
+    refused = errata(*args, "--lowering-semantics", "lanes")
+    assert refused.returncode == 2 and "loweringSemantics" in refused.stderr
+
+
 def test_match_says_how_many_fixes_it_left_out_and_how_to_see_them(errata) -> None:  # type: ignore[no-untyped-def]
     shown = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"))
     assert shown.stdout.count("  fix (") == 3

@@ -7,7 +7,7 @@ from .dtypes import DTYPES, DType, parse_dtype
 from .engine import CheckResult, Violation, check
 from .errors import AlignmentInputError, ShapeError, UnknownDTypeError
 from .fixes import CodeChange, Fix, suggest_fixes
-from .operations import OPERATIONS, Operation
+from .operations import OPERATIONS, SEMANTICS, Operation
 from .rules import RULES, Rule, Wording
 from .shapes import (
     MemRef,
@@ -27,6 +27,7 @@ __all__ = [
     "MAX_SWEEP",
     "OPERATIONS",
     "RULES",
+    "SEMANTICS",
     "AlignmentInputError",
     "CheckResult",
     "CodeChange",

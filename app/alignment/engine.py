@@ -7,7 +7,15 @@ from dataclasses import dataclass
 
 from .dtypes import DType, parse_dtype
 from .errors import AlignmentInputError
-from .operations import OPERATIONS, Operation, case_quantities, evaluate, one_shape
+from .operations import (
+    OPERATIONS,
+    SEMANTICS,
+    Operation,
+    case_quantities,
+    default_semantics,
+    evaluate,
+    one_shape,
+)
 from .rules import Quantities
 from .shapes import Dims, ShapeSpec, as_shape_spec
 from .versions import Version, parse_version, render_version
@@ -33,6 +41,7 @@ class CheckResult:
     dtype: DType
     target_dtype: DType | None
     jax_version: str
+    lowering_semantics: str
     violations: tuple[Violation, ...]  # every failing check, in the order JAX runs them
 
     @property
@@ -54,6 +63,7 @@ class Case:
     dtype: DType
     target: DType | None
     version: Version
+    semantics: str
 
 
 def get_operation(name: str) -> Operation:
@@ -70,8 +80,12 @@ def resolve(
     dtype: DTypeLike | None,
     target_dtype: DTypeLike | None = None,
     jax_version: str | None = None,
+    lowering_semantics: str | None = None,
 ) -> Case:
-    """Parse and cross-check every argument; raises AlignmentInputError naming the field."""
+    """Parse and cross-check every argument; raises AlignmentInputError naming the field.
+
+    ``lowering_semantics`` ("Lane" or "Warpgroup") defaults to the release's own default, or
+    to the one an operation named for its semantics is modelled under."""
     op = get_operation(operation)
     spec = as_shape_spec(shape)
     if dtype is None and spec.dtype is None:
@@ -94,7 +108,36 @@ def resolve(
             f"{op.name} exists from JAX {render_version(op.since)} on, "
             f"not in {render_version(version)}",
         )
-    return Case(op, spec.dims, resolved, target, version)
+    if op.until is not None and version > op.until:
+        raise AlignmentInputError(
+            "jax_version",
+            f"{op.name} exists up to JAX {render_version(op.until)}, "
+            f"not in {render_version(version)}",
+        )
+    semantics = _semantics(op, version, lowering_semantics)
+    for unmodelled in op.unmodelled:
+        if unmodelled.covers(version, semantics):
+            raise AlignmentInputError(
+                "lowering_semantics" if lowering_semantics else "jax_version",
+                f"{op.name} is not modelled for JAX {render_version(version)}: {unmodelled.reason}",
+            )
+    return Case(op, spec.dims, resolved, target, version, semantics)
+
+
+def _semantics(op: Operation, version: Version, asked: str | None) -> str:
+    if asked is None:
+        default = default_semantics(version)
+        return default if default in op.semantics else op.semantics[0]
+    if asked not in SEMANTICS:
+        raise AlignmentInputError(
+            "lowering_semantics",
+            f"unknown lowering semantics {asked!r}; valid: {', '.join(SEMANTICS)}",
+        )
+    if asked not in op.semantics:
+        raise AlignmentInputError(
+            "lowering_semantics", f"{op.name} is modelled under {op.semantics[0]} semantics only"
+        )
+    return asked
 
 
 def violations_of(case: Case) -> tuple[Violation, ...]:
@@ -103,7 +146,9 @@ def violations_of(case: Case) -> tuple[Violation, ...]:
     # The quantities depend only on which dtype a step measures: at most two to work out.
     by_subject: dict[bool, Quantities] = {}
     batch = one_shape(case.dims)
-    for step, failing in evaluate(case.operation, batch, case.dtype, case.target, case.version):
+    for step, failing in evaluate(
+        case.operation, batch, case.dtype, case.target, case.version, case.semantics
+    ):
         if not failing[0]:
             continue
         quantities = by_subject.get(step.on_target)
@@ -130,6 +175,7 @@ def check_case(case: Case) -> CheckResult:
         case.dtype,
         case.target,
         render_version(case.version),
+        case.semantics,
         violations_of(case),
     )
 
@@ -140,10 +186,13 @@ def check(
     dtype: DTypeLike | None = None,
     target_dtype: DTypeLike | None = None,
     jax_version: str | None = None,
+    lowering_semantics: str | None = None,
 ) -> CheckResult:
     """What JAX (default 0.10.2) says about ``operation`` on a block of ``shape``/``dtype``.
 
     ``shape`` may be text (``"[7]"``, ``"int4(7,)"``, ``"memref<7xi4>"``) or ints;
     ``dtype`` may be any spelling ``parse_dtype`` reads, or come with the shape.
     """
-    return check_case(resolve(operation, shape, dtype, target_dtype, jax_version))
+    return check_case(
+        resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
+    )

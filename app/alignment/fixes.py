@@ -102,7 +102,7 @@ class _Candidate:
 
 
 def _passes(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> np.ndarray:
-    return passes(case.operation, batch, dtype, target, case.version)
+    return passes(case.operation, batch, dtype, target, case.version, case.semantics)
 
 
 def _first_passing(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> int | None:
@@ -373,7 +373,14 @@ def _candidates(case: Case) -> list[_Candidate]:
 
 def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
     """The candidate as a Fix, if ``check`` confirms it passes; otherwise None."""
-    fixed = Case(case.operation, candidate.dims, candidate.dtype, candidate.target, case.version)
+    fixed = Case(
+        case.operation,
+        candidate.dims,
+        candidate.dtype,
+        candidate.target,
+        case.version,
+        case.semantics,
+    )
     if not check_case(fixed).ok:
         return None
     operation = case.operation
@@ -390,7 +397,12 @@ def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
             after=code_line(operation, candidate.dims, candidate.dtype, candidate.target),
         ),
         validation=validation(
-            operation, candidate.dims, candidate.dtype, candidate.target, case.version
+            operation,
+            candidate.dims,
+            candidate.dtype,
+            candidate.target,
+            case.version,
+            case.semantics,
         ),
         description=candidate.description,
         note=candidate.note,
@@ -404,10 +416,11 @@ def suggest_fixes(
     target_dtype: DTypeLike | None = None,
     jax_version: str | None = None,
     limit: int = 5,
+    lowering_semantics: str | None = None,
 ) -> list[Fix]:
     """Up to ``limit`` verified fixes, those keeping the user's dtypes first, then fewest
     added bytes first; [] when nothing fails."""
-    case = resolve(operation, shape, dtype, target_dtype, jax_version)
+    case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
     if _passes(case, one_shape(case.dims), case.dtype, case.target)[0]:
         return []
     fixes: list[Fix] = []

@@ -1,14 +1,15 @@
 """The JAX constructs the engine knows, each as the ordered checks JAX runs on it.
 
-Orders were confirmed by lowering each construct with JAX 0.10.2 for CUDA on a
-CPU (sm90, Lane semantics): the first failing check is the error the user sees.
+Orders were confirmed by lowering each construct for CUDA on a CPU (sm90) with every
+release modelled, under each lowering semantics: the first failing check is the error the
+user sees.
 Quantities are computed for a whole batch of candidate shapes at once, so the
 fix search and the sweep evaluate thousands of shapes in a few numpy operations.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,22 +32,41 @@ _LAST_LOAD_BYTEWIDTH = (0, 7, 1)
 # before it built the pipeline's TMA descriptors and sized its SMEM (lowered with each release).
 _LAST_LATE_PIPELINE = (0, 8, 1)
 _EARLY_PIPELINE = (0, 8, 2)
+# A kernel's lowering semantics (``plgpu.CompilerParams(lowering_semantics=...)``): Lane
+# until 0.10.2, Warpgroup from 0.11.0 unless the compiler params ask for Lane.
+LANE, WARPGROUP = "Lane", "Warpgroup"
+SEMANTICS = (LANE, WARPGROUP)
+_WARPGROUP_DEFAULT = (0, 11, 0)
+# 0.12.0 checks the GMEM strides after the rank, and copies a slice of unit dimensions
+# as one element (up to 0.11.2 it failed to pick a last dimension).
+_LAST_EARLY_STRIDES = (0, 11, 2)
+_LATE_STRIDES = (0, 12, 0)
+# 0.11.2 dropped the Mosaic GPU lowering of pl.pallas_call; 0.12.0 the dtype bitcast of SMEM.
+_LAST_PALLAS_CALL = (0, 11, 1)
+_LAST_DTYPE_BITCAST = (0, 11, 2)
+
+
+def default_semantics(version: Version) -> str:
+    """The lowering semantics a release gives a kernel whose compiler params name none."""
+    return WARPGROUP if version >= _WARPGROUP_DEFAULT else LANE
 
 
 @dataclass(frozen=True)
 class Step:
-    """One check of an operation, possibly only in some releases."""
+    """One check of an operation, possibly only in some releases or under one semantics."""
 
     rule: Rule
     on_target: bool = False  # measures the target dtype (a bitcast's view)
     since: Version | None = None
     until: Version | None = None
+    semantics: str | None = None  # None: under both
 
-    def applies(self, version: Version) -> bool:
+    def applies(self, version: Version, semantics: str) -> bool:
         return (
             self.rule.exists_in(version)
             and (self.since is None or self.since <= version)
             and (self.until is None or version <= self.until)
+            and (self.semantics is None or self.semantics == semantics)
         )
 
 
@@ -60,6 +80,31 @@ class SmemBudget:
 
 
 @dataclass(frozen=True)
+class Unmodelled:
+    """Releases in which JAX lowers the construct, under these semantics, in a way the
+    engine does not model."""
+
+    since: Version
+    until: Version
+    semantics: str
+    reason: str
+
+    def covers(self, version: Version, semantics: str) -> bool:
+        return self.since <= version <= self.until and semantics == self.semantics
+
+
+# Confirmed by lowering from 0.10.2 on; 0.10.0 and 0.9.2, lowered the same way, check copies
+# under Warpgroup semantics otherwise (a unit-dimension slice, whole multiples of bytes).
+_EARLY_WARPGROUP = Unmodelled(
+    OLDEST_MODELLED,
+    (0, 10, 1),
+    WARPGROUP,
+    "errata models Warpgroup semantics from JAX 0.10.2 on; earlier releases check copies "
+    "under them in ways it does not model",
+)
+
+
+@dataclass(frozen=True)
 class Operation:
     name: str
     summary: str
@@ -67,11 +112,14 @@ class Operation:
     code: str  # the user's line, formatted with shape/dtype/target (JAX spellings)
     smem: SmemBudget = SmemBudget()
     since: Version = OLDEST_MODELLED
+    until: Version | None = None  # the last release that has the construct
+    semantics: tuple[str, ...] = SEMANTICS  # those it is modelled under
+    unmodelled: tuple[Unmodelled, ...] = (_EARLY_WARPGROUP,)
     needs_target: bool = False
     pipeline_buffer: bool = False  # SMEM is a pallas_call pipeline slot (strided memref)
 
-    def steps_for(self, version: Version) -> tuple[Step, ...]:
-        return tuple(step for step in self.steps if step.applies(version))
+    def steps_for(self, version: Version, semantics: str) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if step.applies(version, semantics))
 
     def is_noop(self, dtype: DType, target: DType | None) -> bool:
         """A bitcast to the same MLIR type returns the ref untouched."""
@@ -88,12 +136,27 @@ def _steps(*ids: str, **options: Any) -> tuple[Step, ...]:
     return tuple(Step(RULES[rule_id], **options) for rule_id in ids)
 
 
+def _ending(steps: tuple[Step, ...], last: Version) -> tuple[Step, ...]:
+    """``steps`` as checked up to release ``last`` only."""
+    return tuple(
+        replace(step, until=last if step.until is None else min(step.until, last)) for step in steps
+    )
+
+
 _CAPACITY = Step(RULES["MGPU-SMEM-CAPACITY"])
 # mgpu.bitwidth(): no width for complex types, then only powers of two.
 _BITWIDTH = _steps("MGPU-BITWIDTH-UNSUPPORTED-TYPE", "MGPU-BITWIDTH-POW2")
-_COPY_BYTES = _steps("MGPU-COPY-INTEGER-BYTES", "MGPU-COPY-WARPGROUP-BYTES")
-_TMA_PREPARE = _steps(
-    "MGPU-GMEM-CONTIGUOUS", "MGPU-TMA-GMEM-STRIDES-16B", "MGPU-TMA-RANK-5", "MGPU-TMA-EMPTY-SLICE"
+_COPY_BYTES = (
+    Step(RULES["MGPU-COPY-INTEGER-BYTES"]),
+    Step(RULES["MGPU-COPY-WARPGROUP-BYTES"], semantics=LANE),
+)
+_STRIDES = RULES["MGPU-TMA-GMEM-STRIDES-16B"]
+_TMA_PREPARE = (
+    Step(RULES["MGPU-GMEM-CONTIGUOUS"]),
+    Step(_STRIDES, until=_LAST_EARLY_STRIDES),
+    Step(RULES["MGPU-TMA-RANK-5"]),
+    Step(RULES["MGPU-TMA-EMPTY-SLICE"], until=_LAST_EARLY_STRIDES),
+    Step(_STRIDES, since=_LATE_STRIDES),
 )
 _TMA_DESCRIPTOR = _steps("MGPU-TMA-INTEGER-BITWIDTH", "MGPU-TMA-DTYPE")
 _BOX = RULES["MGPU-TMA-BOX-256"]
@@ -108,6 +171,24 @@ _TMA_LOAD = (
 )
 # The SMEM budget is checked when the kernel launches, before its body is lowered.
 _KERNEL_COPY = (_CAPACITY, *_BITWIDTH, *_COPY_BYTES, *_TMA_LOAD)
+
+# The quickstart's pallas_call, as the releases that lower it check it.
+_PALLAS_CALL_LOWERING = (
+    Step(RULES["MGPU-PIPELINE-EMPTY-BLOCK"]),
+    Step(_CAPACITY.rule, since=_EARLY_PIPELINE),
+    *_BITWIDTH,
+    *_COPY_BYTES,
+    *_TMA_PREPARE,
+    Step(_BOX, until=_BEFORE_BULK_PATH),
+    _LAST_DIM,
+    Step(_BOX, since=_BULK_PATH),
+    *(Step(step.rule, since=_EARLY_PIPELINE) for step in _TMA_DESCRIPTOR),
+    Step(RULES["MGPU-LOAD-BYTEWIDTH"], until=_LAST_LOAD_BYTEWIDTH),
+    Step(RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]),
+    *(Step(step.rule, until=_LAST_LATE_PIPELINE) for step in _TMA_DESCRIPTOR),
+    Step(_CAPACITY.rule, until=_LAST_LATE_PIPELINE),
+    Step(RULES["MGPU-POINTWISE-NARROW-BITWIDTH"]),
+)
 
 OPERATIONS: dict[str, Operation] = {
     operation.name: operation
@@ -136,23 +217,21 @@ OPERATIONS: dict[str, Operation] = {
             "pallas_call",
             "the quickstart add_vectors: pallas_call without a grid, kernel reads x_ref[...]",
             (
-                Step(RULES["MGPU-PIPELINE-EMPTY-BLOCK"]),
-                Step(_CAPACITY.rule, since=_EARLY_PIPELINE),
-                *_BITWIDTH,
-                *_COPY_BYTES,
-                *_TMA_PREPARE,
-                Step(_BOX, until=_BEFORE_BULK_PATH),
-                _LAST_DIM,
-                Step(_BOX, since=_BULK_PATH),
-                *(Step(step.rule, since=_EARLY_PIPELINE) for step in _TMA_DESCRIPTOR),
-                Step(RULES["MGPU-LOAD-BYTEWIDTH"], until=_LAST_LOAD_BYTEWIDTH),
-                Step(RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]),
-                *(Step(step.rule, until=_LAST_LATE_PIPELINE) for step in _TMA_DESCRIPTOR),
-                Step(_CAPACITY.rule, until=_LAST_LATE_PIPELINE),
-                Step(RULES["MGPU-POINTWISE-NARROW-BITWIDTH"]),
+                Step(RULES["MGPU-PALLAS-CALL-UNREGISTERED"]),
+                *_ending(_PALLAS_CALL_LOWERING, _LAST_PALLAS_CALL),
             ),
             "jax.ShapeDtypeStruct({shape}, {dtype})",
             smem=SmemBudget(buffers=3),  # x, y and the output block
+            unmodelled=(
+                Unmodelled(
+                    OLDEST_MODELLED,
+                    _LAST_PALLAS_CALL,
+                    WARPGROUP,
+                    "under Warpgroup semantics (the default from JAX 0.11.0) a pallas_call's "
+                    "blocks go through Mosaic GPU's layout inference, which errata does not "
+                    "model; ask for Lane semantics to check the Lane lowering",
+                ),
+            ),
             pipeline_buffer=True,
         ),
         Operation(
@@ -196,6 +275,7 @@ OPERATIONS: dict[str, Operation] = {
             "plgpu.SMEM({shape}, {dtype})  # viewed as {target}",
             smem=SmemBudget(barriers=0),
             since=(0, 6, 1),
+            until=_LAST_DTYPE_BITCAST,
             needs_target=True,
         ),
         Operation(
@@ -205,6 +285,7 @@ OPERATIONS: dict[str, Operation] = {
             "jax.ShapeDtypeStruct({shape}, {dtype})  # value passed to plgpu.async_store_smem",
             smem=SmemBudget(buffers=0, barriers=0),
             since=(0, 10, 1),
+            semantics=(LANE,),
         ),
         Operation(
             "async_store_warpgroup",
@@ -213,6 +294,8 @@ OPERATIONS: dict[str, Operation] = {
             "jax.ShapeDtypeStruct({shape}, {dtype})  # value passed to plgpu.async_store_smem",
             smem=SmemBudget(buffers=0, barriers=0),
             since=(0, 10, 1),
+            semantics=(WARPGROUP,),
+            unmodelled=(),  # the catalog's dialect rule, from 0.10.1
         ),
     )
 }
@@ -262,6 +345,8 @@ def measure(
         "zero_inner_dim": np.any(dims[:, 1:] == 0, axis=1),
         "slice_rank": non_unit.sum(axis=1),
         "slice_last": np.where(last_non_unit >= 0, picked, 0),
+        # From 0.12.0 a slice of unit dimensions copies one element along its last one.
+        "slice_minor": np.where(last_non_unit >= 0, picked, 1),
         "slice_max": dims.max(axis=1, initial=0),
         "region_bits": total_bits,
         "region_bytes": total_bits // 8,
@@ -274,11 +359,16 @@ def measure(
 
 
 def evaluate(
-    operation: Operation, dims: np.ndarray, dtype: DType, target: DType | None, version: Version
+    operation: Operation,
+    dims: np.ndarray,
+    dtype: DType,
+    target: DType | None,
+    version: Version,
+    semantics: str,
 ) -> list[tuple[Step, np.ndarray]]:
     """Each applicable step with a bool array: which shapes of the batch fail it."""
     count = len(dims)
-    steps = operation.steps_for(version)
+    steps = operation.steps_for(version, semantics)
     if operation.is_noop(dtype, target):  # only the allocation is left to check
         steps = tuple(step for step in steps if step.rule is _CAPACITY.rule)
     quantities = measure(dims, dtype, target, operation.smem)
@@ -293,11 +383,16 @@ def evaluate(
 
 
 def passes(
-    operation: Operation, dims: np.ndarray, dtype: DType, target: DType | None, version: Version
+    operation: Operation,
+    dims: np.ndarray,
+    dtype: DType,
+    target: DType | None,
+    version: Version,
+    semantics: str,
 ) -> np.ndarray:
     """Which shapes of the batch pass every check of the operation."""
     passing = np.ones(len(dims), dtype=bool)
-    for _, failing in evaluate(operation, dims, dtype, target, version):
+    for _, failing in evaluate(operation, dims, dtype, target, version, semantics):
         passing &= ~failing
     return passing
 
@@ -326,7 +421,7 @@ def case_quantities(
         shape_list=render_list(dims),
         shape_tuple=render_tuple(dims),
         slice_shape_tuple=render_tuple(tuple(dim for dim in dims if dim != 1)),
-        zeroth_bits=scalar["slice_last"] * subject.bits,
+        zeroth_bits=scalar["slice_minor"] * subject.bits,
         ref_ty=render_memref(operation.smem_memref(dims, subject)),
         pipeline_zero_axis=1 + (zero_axes[0] if zero_axes else 0),
         pipeline_buffer_shape=render_list((1, *dims)),

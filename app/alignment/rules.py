@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .versions import FIRST_UNRELEASED, OLDEST_MODELLED, Version, render_version
+from .versions import OLDEST_MODELLED, Version, render_version
 
 WARPGROUP_SIZE = 128
 TMA_MAX_BOX = 256
@@ -47,6 +47,8 @@ Explain = Callable[[Quantities], str]
 # Element types the TMA descriptor accepts, besides integers (launch_context._tma_dma_type).
 TMA_FLOATS = frozenset({"f16", "f32", "bf16", "f8E5M2", "f8E4M3FN", "f8E8M0FNU", "f4E2M1FN"})
 TMA_INTEGER_BITS = frozenset({2, 4, 8, 16, 32, 64})
+# From 0.11.0 a sub-byte block loads untiled when its strided vector is whole bytes (Lane).
+SUB_BYTE_STRIDED_LAYOUTS: Version = (0, 11, 0)
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,9 @@ def _explain_strides(q: Quantities) -> str:
 
 
 def _explain_last_dim(q: Quantities) -> str:
-    bits = q["slice_last"] * q["bits"]
-    return f"last dimension {q['slice_last']} × {q['bits']} bits = {bits} bits; {_mod(bits, 128)}"
+    bits = q["slice_minor"] * q["bits"]
+    last = f"last dimension {q['slice_minor']}" if q["slice_rank"] else "no dimension but 1s: 1"
+    return f"{last} × {q['bits']} bits = {bits} bits; {_mod(bits, 128)}"
 
 
 def _explain_box(q: Quantities) -> str:
@@ -151,7 +154,7 @@ def _explain_element_multiple(q: Quantities) -> str:
 
 
 def _strided_vector_size(elements: Any, bits: int) -> Any:
-    """The vector length ``WGStridedFragLayout`` picks at the catalog commit (0 = none)."""
+    """The vector length ``WGStridedFragLayout`` picks from 0.11.0 (0 = none)."""
     size = np.asarray(elements, dtype=np.int64)
     vec = np.minimum(64 // bits, size // WARPGROUP_SIZE)
     for _ in range(8):  # vec starts at most at 64: eight halvings reach 0
@@ -160,14 +163,14 @@ def _strided_vector_size(elements: Any, bits: int) -> Any:
     return vec
 
 
-def _strided_layout_fails_at_main(q: Quantities) -> Any:
+def _strided_layout_fails_sub_byte(q: Quantities) -> Any:
     vec = _strided_vector_size(q["elements"], q["bits"])
     return (
         (np.asarray(q["elements"]) % WARPGROUP_SIZE != 0) | (vec == 0) | (vec * q["bits"] % 8 != 0)
     )
 
 
-def _explain_element_multiple_at_main(q: Quantities) -> str:
+def _explain_element_multiple_sub_byte(q: Quantities) -> str:
     if q["elements"] % WARPGROUP_SIZE or q["elements"] == 0:
         return _explain_element_multiple({**q, "bits": 8})
     vec = int(_strided_vector_size(q["elements"], q["bits"]))
@@ -286,13 +289,13 @@ _RULES: tuple[Rule, ...] = (
                 "{ref_ty} must have a number of elements that is a multiple of "
                 "{WARPGROUP_SIZE} (got {elements})",
             ),
-            Wording(  # main: sub-byte dtypes get a layout when the vector is whole bytes
-                FIRST_UNRELEASED,
+            Wording(  # sub-byte dtypes get a layout when the vector is whole bytes
+                SUB_BYTE_STRIDED_LAYOUTS,
                 "ValueError",
                 "{ref_ty} must have a number of elements that is a multiple of "
                 "{WARPGROUP_SIZE} (got {elements})",
-                condition=_strided_layout_fails_at_main,
-                explain=_explain_element_multiple_at_main,
+                condition=_strided_layout_fails_sub_byte,
+                explain=_explain_element_multiple_sub_byte,
             ),
         ),
     ),
@@ -331,11 +334,20 @@ _RULES: tuple[Rule, ...] = (
         10,
         "Every GMEM stride but the last must be a multiple of 16 bytes.",
         "ValueError",
-        "async_copy requires all GMEM strides except the last one to be a multiple of 16 bytes",
+        "Async copies require all GMEM strides except the last one to be a multiple of 16 bytes",
         lambda q: np.any(
             np.asarray(q["gmem_strides"], dtype=np.int64) * q["bits"] % TMA_ROW_BITS != 0, axis=-1
         ),
         _explain_strides,
+        since=(0, 12, 0),
+        older=(
+            Wording(
+                OLDEST_MODELLED,
+                "ValueError",
+                "async_copy requires all GMEM strides except the last one to be a multiple of "
+                "16 bytes",
+            ),
+        ),
     ),
     _rule(
         "MGPU-TMA-LASTDIM-128BITS",
@@ -344,8 +356,18 @@ _RULES: tuple[Rule, ...] = (
         "ValueError",
         "Async copies require the number of bits copied along the last dimension to be "
         "divisible by 128, but got {zeroth_bits}",
-        lambda q: q["slice_last"] * q["bits"] % TMA_ROW_BITS != 0,
+        lambda q: q["slice_minor"] * q["bits"] % TMA_ROW_BITS != 0,
         _explain_last_dim,
+        since=(0, 12, 0),
+        older=(
+            Wording(  # up to 0.11.2 a slice of unit dimensions failed before this check
+                OLDEST_MODELLED,
+                "ValueError",
+                "Async copies require the number of bits copied along the last dimension to be "
+                "divisible by 128, but got {zeroth_bits}",
+                condition=lambda q: q["slice_last"] * q["bits"] % TMA_ROW_BITS != 0,
+            ),
+        ),
     ),
     _rule(
         "MGPU-TMA-SWIZZLE-LASTDIM",
@@ -617,7 +639,9 @@ _RULES: tuple[Rule, ...] = (
             "async_copy drops unit dimensions"
         ),
         since=(0, 10, 0),
-        older=(Wording(OLDEST_MODELLED, "ValueError", "max() arg is an empty sequence"),),
+        # Python's own words (3.11 says "max() arg is an empty sequence"): JAX took the max
+        # of the empty slice's dimensions.
+        older=(Wording(OLDEST_MODELLED, "ValueError", "max() iterable argument is empty"),),
     ),
     _rule(
         "MGPU-TMA-INTEGER-BITWIDTH",
@@ -673,6 +697,21 @@ _RULES: tuple[Rule, ...] = (
         lambda q: q["bits"] <= 8 and q["bits"] != 1,
         lambda q: f"{q['dtype_name']} is {q['bits']} bits wide; arithmetic needs 16 or 32 bits",
         since=(0, 9, 1),
+    ),
+    _rule(
+        "MGPU-PALLAS-CALL-UNREGISTERED",
+        None,
+        "From JAX 0.11.2 pl.pallas_call has no Mosaic GPU lowering: plgpu.kernel replaces it.",
+        "AssertionError",
+        "",
+        lambda q: True,
+        lambda q: (
+            "JAX 0.11.2 and later register no lowering of pl.pallas_call for "
+            "plgpu.CompilerParams, so gpu_lowering (jax/_src/pallas/pallas_call.py) fails its "
+            "`assert rule is not None` whatever the block; write the kernel with plgpu.kernel "
+            "and plgpu.emit_pipeline"
+        ),
+        since=(0, 11, 2),
     ),
     _rule(
         "MGPU-DTYPE-BITCAST-FROM-I8",

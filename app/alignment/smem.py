@@ -19,7 +19,7 @@ import numpy as np
 
 from .dtypes import DType, parse_dtype
 from .errors import AlignmentInputError
-from .operations import MBARRIER_BYTES, OPERATIONS, evaluate, one_shape, smem_aligned
+from .operations import LANE, MBARRIER_BYTES, OPERATIONS, evaluate, one_shape, smem_aligned
 from .rules import MAX_SMEM_BYTES
 from .shapes import Dims, as_shape_spec
 from .versions import Version, parse_version, render_version
@@ -27,6 +27,7 @@ from .versions import Version, parse_version, render_version
 ROLES = ("input", "output", "scratch")
 _PALLAS_CALL = OPERATIONS["pallas_call"]
 _CAPACITY = "MGPU-SMEM-CAPACITY"
+_NOT_BLOCKS = frozenset({_CAPACITY, "MGPU-PALLAS-CALL-UNREGISTERED"})
 MAX_DEPTH = 64
 
 
@@ -264,6 +265,7 @@ def _fitting_blocks(
 
 
 def _passes_other_checks(dims: Dims, dtype: DType, version: Version) -> bool:
-    """The block passes every pallas_call check but the SMEM capacity, counted above."""
-    results = evaluate(_PALLAS_CALL, one_shape(dims), dtype, None, version)
-    return not any(failing[0] for step, failing in results if step.rule.id != _CAPACITY)
+    """The block passes every check of a Lane pallas_call but the SMEM capacity, counted
+    above (and the assertion of releases without one: there only the SMEM is counted)."""
+    results = evaluate(_PALLAS_CALL, one_shape(dims), dtype, None, version, LANE)
+    return not any(failing[0] for step, failing in results if step.rule.id not in _NOT_BLOCKS)

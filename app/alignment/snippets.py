@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from .dtypes import DType
 from .operations import Operation
-from .rules import MAX_SMEM_BYTES
+from .rules import MAX_SMEM_BYTES, SUB_BYTE_STRIDED_LAYOUTS
 from .shapes import Dims, render_tuple
-from .versions import FIRST_UNRELEASED, Version
+from .versions import Version
 
 _CURRENT_SMEM_LIMIT = (0, 7, 1)  # before it JAX capped SMEM at 228000 bytes
 _OLD_SMEM_LIMIT = 228000
@@ -17,7 +17,7 @@ _STRIDED_LAYOUT = (
     "assert elements % 128 == 0 and elements > 0 and bits % 8 == 0, "
     '"x_ref[...] needs a multiple of 128 elements of at least 8 bits"'
 )
-_STRIDED_LAYOUT_AT_MAIN = (
+_STRIDED_LAYOUT_SUB_BYTE = (
     'assert elements % 128 == 0 and elements > 0, "x_ref[...] needs a multiple of 128 elements"'
 )
 
@@ -76,7 +76,12 @@ def _bits_expression(dtype: DType, variable: str) -> str:
 
 
 def validation(
-    operation: Operation, dims: Dims, dtype: DType, target: DType | None, version: Version
+    operation: Operation,
+    dims: Dims,
+    dtype: DType,
+    target: DType | None,
+    version: Version,
+    semantics: str,
 ) -> str:
     """A standalone Python check of the operation's arithmetic for these values."""
     lines = [
@@ -92,7 +97,7 @@ def validation(
     if target is not None:
         lines.append(f"target = {jnp_spelling(target)}")
         lines.append(f"target_bits = {_bits_expression(target, 'target')}")
-    for step in operation.steps_for(version):
+    for step in operation.steps_for(version, semantics):
         assertion = _assertion(step.rule.id, operation, dtype, version)
         if assertion and assertion not in lines:
             lines.append(assertion)
@@ -102,8 +107,8 @@ def validation(
 def _assertion(rule_id: str, operation: Operation, dtype: DType, version: Version) -> str | None:
     if rule_id == "MGPU-SMEM-CAPACITY":
         return _capacity_assertion(operation, dtype, version)
-    if rule_id == "MGPU-WGSTRIDED-ELEMENT-MULTIPLE" and version >= FIRST_UNRELEASED:
-        return _STRIDED_LAYOUT_AT_MAIN
+    if rule_id == "MGPU-WGSTRIDED-ELEMENT-MULTIPLE" and version >= SUB_BYTE_STRIDED_LAYOUTS:
+        return _STRIDED_LAYOUT_SUB_BYTE
     return _ASSERTIONS.get(rule_id)
 
 

@@ -23,6 +23,7 @@ def sweep(
     other_dims: Sequence[int] | None = None,
     target_dtype: DTypeLike | None = None,
     jax_version: str | None = None,
+    lowering_semantics: str | None = None,
 ) -> np.ndarray:
     """Sizes in ``[start, stop)`` for the dimension at ``axis`` that pass every check.
 
@@ -46,7 +47,9 @@ def sweep(
         )
     position = axis % rank
     placeholder = (*others[:position], start, *others[position:])
-    case = resolve(operation, placeholder, dtype, target_dtype, jax_version)
+    case = resolve(operation, placeholder, dtype, target_dtype, jax_version, lowering_semantics)
     sizes = np.arange(start, stop, dtype=np.int64)
     batch = vary_axis(placeholder, position, sizes)
-    return sizes[passes(case.operation, batch, case.dtype, case.target, case.version)]
+    return sizes[
+        passes(case.operation, batch, case.dtype, case.target, case.version, case.semantics)
+    ]

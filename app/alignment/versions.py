@@ -1,19 +1,18 @@
 """JAX release versions, compared as integer tuples.
 
-The engine models each check as JAX 0.10.2 runs it (the default); older releases
-differ in wording and in a few conditions (see ``rules.py``), which were read
-from each release's own source on PyPI, so no release date is guessed. Releases
-0.7.0 to 0.10.2 are modelled; ``tests/oracle/test_releases.py`` lowers the
-oracle's grid with each release from 0.7.0 to 0.9.2 to confirm them. Older
-ones are refused rather than answered wrongly: lowered with each release,
-0.5.3 raises an MLIRError for complex types, 0.6.0 an UnboundLocalError for
-2-D bool and int2 copies and has a smaller TMA float table, 0.6.1 fails MLIR
-verification for 2-D int8 RefUnions; and 0.4.x stores sub-byte integers as
-whole bytes, has no ``float4_e2m1fn``, counts ``bool`` apart and takes another
-path for the quickstart's copies.
+The engine models each check as JAX 0.10.2 runs it (the default); other releases
+differ in wording, in a few conditions and in their default lowering semantics (see
+``rules.py`` and ``operations.py``), which were read from each release's own source on
+PyPI, so no release date is guessed. Releases 0.7.0 to 0.12.0.1 are modelled;
+``tests/oracle/test_releases.py`` lowers the oracle's grid with each of them, under
+each lowering semantics, to confirm them. Older ones are refused rather than answered
+wrongly: lowered with each release, 0.5.3 raises an MLIRError for complex types, 0.6.0
+an UnboundLocalError for 2-D bool and int2 copies and has a smaller TMA float table,
+0.6.1 fails MLIR verification for 2-D int8 RefUnions; and 0.4.x stores sub-byte
+integers as whole bytes, has no ``float4_e2m1fn``, counts ``bool`` apart and takes
+another path for the quickstart's copies.
 
-Versions newer than 0.10.2 behave like JAX ``main`` at the catalog commit
-(cec06d1, 2026-08-08), which is also what ``"main"`` selects.
+Versions newer than 0.12.0.1, and ``"main"``, are answered as 0.12.0.1.
 """
 
 from __future__ import annotations
@@ -25,14 +24,12 @@ from .errors import AlignmentInputError
 Version = tuple[int, ...]
 
 DEFAULT_JAX_VERSION = "0.10.2"
-# Anything from here on behaves like main at the catalog commit.
-FIRST_UNRELEASED: Version = (0, 10, 3)
 # The oldest release the engine models.
 OLDEST_MODELLED: Version = (0, 7, 0)
 # Stands for unreleased ``main``: newer than every release.
 MAIN: Version = (1_000_000,)
 
-MODELLED = "errata models JAX 0.7.0 to 0.10.2 (later releases are answered as 'main')"
+MODELLED = "errata models JAX 0.7.0 to 0.12.0.1 (later releases are answered as 0.12.0.1)"
 _VERSION = re.compile(r"^(?:jax(?:lib)?[\s=-]*)?v?(\d+(?:\.\d+){1,3})$")
 
 

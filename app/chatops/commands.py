@@ -26,6 +26,8 @@ COMPUTE_KEYS = {
     "targetdtype": "targetDtype",
     "jax": "jaxVersion",
     "jaxversion": "jaxVersion",
+    "semantics": "loweringSemantics",
+    "loweringsemantics": "loweringSemantics",
     "rule": "rule",
     "id": "errorId",
     "errorid": "errorId",

@@ -438,6 +438,7 @@ def compute_card(response: ComputeResponse, links: Links) -> Card:
     if response.targetDtype:
         facts.append(("target dtype", response.targetDtype))
     facts.append(("JAX", response.jaxVersion))
+    facts.append(("lowering semantics", response.loweringSemantics))
     if first is None:
         return Card(
             title=f"{response.operation}: {shape} {response.dtype} passes every check",
@@ -586,5 +587,6 @@ def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ..
         dtype=response.dtype,
         targetDtype=response.targetDtype,
         jaxVersion=response.jaxVersion,
+        loweringSemantics=response.loweringSemantics,
     )
     return (Link("All fixes", url),)

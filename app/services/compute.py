@@ -9,13 +9,14 @@ import threading
 from collections.abc import Callable, MutableMapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar, cast, get_args
 
 from cachetools import LRUCache, cached
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from app.alignment import (
     RULES,
+    SEMANTICS,
     AlignmentInputError,
     CheckResult,
     Fix,
@@ -51,10 +52,20 @@ ENGINE_CACHE_SIZE = 512
 _FIELDS = {
     "target_dtype": "targetDtype",
     "jax_version": "jaxVersion",
+    "lowering_semantics": "loweringSemantics",
     "other_dims": "otherDims",
     "max_concurrent_steps": "maxConcurrentSteps",
     "sequential_steps": "sequentialSteps",
 }
+
+
+LoweringSemantics = Literal["Lane", "Warpgroup"]
+LOWERING_SEMANTICS: tuple[LoweringSemantics, ...] = get_args(LoweringSemantics)
+assert LOWERING_SEMANTICS == SEMANTICS  # the engine's names, as the API spells them
+_SEMANTICS = (
+    "The kernel's plgpu.CompilerParams(lowering_semantics=...); when unset, the release's "
+    "default: Lane up to JAX 0.10.2, Warpgroup from 0.11.0."
+)
 
 
 class ComputeRequest(BaseModel):
@@ -82,6 +93,7 @@ class ComputeRequest(BaseModel):
     dtype: str | None = Field(default=None, min_length=1, max_length=100, examples=["int4"])
     targetDtype: str | None = Field(default=None, min_length=1, max_length=100)
     jaxVersion: str | None = Field(default=None, max_length=40, examples=["0.10.2"])
+    loweringSemantics: LoweringSemantics | None = Field(default=None, description=_SEMANTICS)
     maxFixes: int = Field(default=5, ge=0, le=20)
 
     @model_validator(mode="after")
@@ -128,6 +140,7 @@ class ComputeResponse(BaseModel):
     dtype: str
     targetDtype: str | None
     jaxVersion: str
+    loweringSemantics: LoweringSemantics
     firstViolation: ViolationOut | None
     violations: list[ViolationOut]
     fixes: list[FixOut]
@@ -173,6 +186,7 @@ class SweepRequest(BaseModel):
     otherDims: Annotated[list[int], Field(max_length=MAX_RANK - 1)] = Field(default_factory=list)
     targetDtype: str | None = Field(default=None, min_length=1, max_length=100)
     jaxVersion: str | None = Field(default=None, max_length=40)
+    loweringSemantics: LoweringSemantics | None = Field(default=None, description=_SEMANTICS)
 
 
 class SweepResponse(BaseModel):
@@ -300,7 +314,12 @@ class ComputeService:
         return answer
 
     def verdict(
-        self, operation: str, shape: tuple[int, ...], dtype: str, jax_version: str | None
+        self,
+        operation: str,
+        shape: tuple[int, ...],
+        dtype: str,
+        jax_version: str | None,
+        lowering_semantics: LoweringSemantics | None = None,
     ) -> CheckResult:
         """The engine's verdict alone. Raises ``AlignmentInputError`` for values it refuses."""
         return self._recall_or_run(
@@ -310,6 +329,7 @@ class ComputeService:
             dtype=dtype,
             target_dtype=None,
             jax_version=jax_version,
+            lowering_semantics=lowering_semantics,
         )
 
     def _recall_or_run(self, call: _Remembering[T], **case: Any) -> T:
@@ -331,6 +351,7 @@ class ComputeService:
             dtype=result.dtype.name,
             targetDtype=result.target_dtype.name if result.target_dtype else None,
             jaxVersion=result.jax_version,
+            loweringSemantics=cast(LoweringSemantics, result.lowering_semantics),
             firstViolation=violations[0] if violations else None,
             violations=violations,
             fixes=[_fix(fix) for fix in fixes],
@@ -365,6 +386,7 @@ def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:
         "dtype": request.dtype,
         "target_dtype": request.targetDtype,
         "jax_version": request.jaxVersion,
+        "lowering_semantics": request.loweringSemantics,
         "limit": request.maxFixes,
     }
 
@@ -386,6 +408,7 @@ def _answer(
     dtype: str | None,
     target_dtype: str | None,
     jax_version: str | None,
+    lowering_semantics: str | None,
     limit: int,
 ) -> tuple[CheckResult, tuple[Fix, ...]]:
     """The engine's verdict and up to ``limit`` fixes (none when it passes) for one case."""
@@ -395,6 +418,7 @@ def _answer(
         "dtype": dtype,
         "target_dtype": target_dtype,
         "jax_version": jax_version,
+        "lowering_semantics": lowering_semantics,
     }
     result = cached_check(**case)
     fixes = tuple(suggest_fixes(limit=limit, **case)) if not result.ok and limit else ()
@@ -409,9 +433,10 @@ def cached_check(
     dtype: str | None,
     target_dtype: str | None,
     jax_version: str | None,
+    lowering_semantics: str | None,
 ) -> CheckResult:
     """``check``, remembered: the same case always gets the same verdict."""
-    return check(operation, shape, dtype, target_dtype, jax_version)
+    return check(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
 
 
 def _fix(fix: Fix) -> FixOut:
@@ -470,6 +495,7 @@ def run_sweep(request: SweepRequest) -> SweepResponse:
         other_dims=request.otherDims,
         target_dtype=request.targetDtype,
         jax_version=request.jaxVersion,
+        lowering_semantics=request.loweringSemantics,
     )
     return SweepResponse(
         operation=request.operation,

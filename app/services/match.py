@@ -5,6 +5,7 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
+import itertools
 from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
@@ -17,6 +18,7 @@ from app.matching.frames import Frame, FrameIndex, RaisePoint, ReleaseReading, S
 from app.matching.values import UserFrame
 from app.services.catalog import Catalog, RecordInfo
 from app.services.compute import (
+    LOWERING_SEMANTICS,
     ComputeRequest,
     ComputeResponse,
     ComputeService,
@@ -385,7 +387,9 @@ class MatchService:
         self, match: Match, info: RecordInfo, request: MatchRequest
     ) -> tuple[str | None, ComputeResponse | None, str | None]:
         """The engine's answer for the matched values, in the construct that reproduces
-        the matched error; no fix rather than a fix for the wrong construct."""
+        the matched error; no fix rather than a fix for the wrong construct. The release's
+        default lowering semantics are tried first, then each named: an error only Lane
+        raises (a copy's 128-byte multiple) shows the kernel asked for Lane."""
         if not info.operations:
             return None, None, "this error belongs to no construct the engine models"
         values = match.values
@@ -393,10 +397,10 @@ class MatchService:
             return None, None, _missing_values(values.shape, values.dtype)
         operations = _by_hints(info.operations, request.text)
         refused: list[str] = []  # why the engine could not take the values in a construct
-        for operation in operations:
+        for operation, semantics in itertools.product(operations, (None, *LOWERING_SEMANTICS)):
             try:
                 verdict = self.engine.verdict(
-                    operation, tuple(values.shape), values.dtype, request.jaxVersion
+                    operation, tuple(values.shape), values.dtype, request.jaxVersion, semantics
                 )
             except AlignmentInputError as exc:
                 refused.append(str(exc))
@@ -409,6 +413,7 @@ class MatchService:
                         shape=values.shape,
                         dtype=values.dtype,
                         jaxVersion=request.jaxVersion,
+                        loweringSemantics=semantics,
                     )
                 )
                 return operation, _from_the_users_line(fix, match.user_frame), None

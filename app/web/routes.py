@@ -11,7 +11,14 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
-from app.alignment import DTYPES, OPERATIONS, AlignmentInputError, parse_dtype, parse_shape
+from app.alignment import (
+    DTYPES,
+    OPERATIONS,
+    SEMANTICS,
+    AlignmentInputError,
+    parse_dtype,
+    parse_shape,
+)
 from app.alignment.engine import get_operation
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
@@ -39,6 +46,7 @@ class ComputeForm:
     dtype: str = ""
     targetDtype: str = ""
     jaxVersion: str = ""
+    loweringSemantics: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ def _home(
         computed=computed,
         operations=list(OPERATIONS.values()),
         dtypes=list(DTYPES),
+        semantics=SEMANTICS,
     )
 
 
@@ -164,21 +173,25 @@ async def compute(
     dtype: str = "",
     target_dtype: Annotated[str, Query(alias="targetDtype")] = "",
     jax_version: Annotated[str, Query(alias="jaxVersion")] = "",
+    lowering_semantics: Annotated[str, Query(alias="loweringSemantics")] = "",
 ) -> HTMLResponse:
     """The compute form, by GET so that a verdict has a link of its own."""
-    form = ComputeForm(operation, shape, dtype, target_dtype, jax_version)
+    form = ComputeForm(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
     if not (operation or shape or dtype):
         return _home(form=form)
     problems = _form_problems(form)
     if problems:
         return _home(form=form, computed=Outcome([], "; ".join(problems), 422))
     try:
-        request = ComputeRequest(
-            operation=operation or None,
-            shape=shape,
-            dtype=dtype.strip() or None,
-            targetDtype=target_dtype.strip() or None,
-            jaxVersion=jax_version.strip() or None,
+        request = ComputeRequest.model_validate(  # validated: the semantics is a choice
+            {
+                "operation": operation or None,
+                "shape": shape,
+                "dtype": dtype.strip() or None,
+                "targetDtype": target_dtype.strip() or None,
+                "jaxVersion": jax_version.strip() or None,
+                "loweringSemantics": lowering_semantics.strip() or None,
+            }
         )
         card = await cpu_bound(
             http, lambda: compute_card(ComputeService(catalog).compute(request), RELATIVE)

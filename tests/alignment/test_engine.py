@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.alignment import RULES, AlignmentInputError, ShapeError, UnknownDTypeError, check
+from app.alignment import (
+    RULES,
+    AlignmentInputError,
+    ShapeError,
+    UnknownDTypeError,
+    check,
+    suggest_fixes,
+)
 from app.alignment.versions import parse_version
 
 # (operation, shape, dtype, target, JAX's error class, JAX's message); None: lowers cleanly.
@@ -286,20 +293,20 @@ def test_explanations_spell_out_the_arithmetic() -> None:
     assert region.explanation == "6 bytes × 8 = 48 bits; 48 mod 32 = 16"
 
 
-def test_an_int4_block_never_loads_untiled_in_0_10_2_but_can_at_main() -> None:
+def test_an_int4_block_never_loads_untiled_in_0_10_2_but_can_from_0_11_0() -> None:
     released = check("pallas_call", [256], "int4", jax_version="0.10.2").violations
-    at_main = check("pallas_call", [256], "int4", jax_version="main").violations
+    later = check("pallas_call", [256], "int4", jax_version="0.11.0", lowering_semantics="Lane")
     assert released[0].rule_id == "MGPU-WGSTRIDED-ELEMENT-MULTIPLE"
-    assert [v.rule_id for v in at_main] == ["MGPU-POINTWISE-NARROW-BITWIDTH"]
+    assert [v.rule_id for v in later.violations] == ["MGPU-POINTWISE-NARROW-BITWIDTH"]
     element_multiple = RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]
     verdicts = {
         (elements, bits): (
             element_multiple.fails({"elements": elements, "bits": bits}, parse_version("0.10.2")),
-            element_multiple.fails({"elements": elements, "bits": bits}, parse_version("main")),
+            element_multiple.fails({"elements": elements, "bits": bits}, parse_version("0.11.0")),
         )
         for elements, bits in [(128, 4), (256, 4), (384, 4), (512, 1), (1024, 1), (128, 32)]
     }
-    assert verdicts == {  # catalog: at main i4 fails at 128/384/640, i1 below 1024
+    assert verdicts == {  # catalog (main, since 0.11.0): i4 fails at 128/384/640, i1 below 1024
         (128, 4): (True, True),
         (256, 4): (True, False),
         (384, 4): (True, True),
@@ -319,6 +326,52 @@ def test_accepts_text_in_every_field() -> None:
 
 def test_default_version_is_0_10_2() -> None:
     assert check("copy_gmem_to_smem", [8], "int4").jax_version == "0.10.2"
+
+
+def test_each_release_lowers_with_its_own_default_semantics() -> None:
+    """0.11.0 made Warpgroup the default, and the 128-byte multiple is a Lane check."""
+    lane = check("copy_gmem_to_smem", [8], "bfloat16", jax_version="0.10.2")
+    warpgroup = check("copy_gmem_to_smem", [8], "bfloat16", jax_version="0.11.0")
+    asked = check(
+        "copy_gmem_to_smem", [8], "bfloat16", jax_version="0.11.0", lowering_semantics="Lane"
+    )
+    assert (lane.lowering_semantics, warpgroup.lowering_semantics) == ("Lane", "Warpgroup")
+    assert lane.first_violation is not None
+    assert lane.first_violation.rule_id == "MGPU-COPY-WARPGROUP-BYTES"
+    assert warpgroup.ok
+    assert asked.violations == lane.violations
+
+
+def test_a_pallas_call_asserts_from_0_11_2_whatever_the_block() -> None:
+    """0.11.2 registers no Mosaic GPU lowering of pallas_call: a bare assert, no fix."""
+    for shape, dtype in [((128,), "float32"), ((7,), "int4")]:
+        result = check("pallas_call", shape, dtype, jax_version="0.12.0.1")
+        assert [(v.rule_id, v.error_class, v.message) for v in result.violations] == [
+            ("MGPU-PALLAS-CALL-UNREGISTERED", "AssertionError", "")
+        ]
+        assert "plgpu.kernel" in result.violations[0].explanation
+        assert suggest_fixes("pallas_call", shape, dtype, jax_version="0.12.0.1") == []
+    lane = check("pallas_call", [128], "float32", jax_version="0.11.1", lowering_semantics="Lane")
+    assert lane.ok
+
+
+def test_0_12_0_words_the_strides_anew_and_copies_a_unit_slice_as_one_element() -> None:
+    def first(shape: list[int], version: str) -> tuple[str, str]:
+        violation = check("copy_gmem_to_smem", shape, "int8", jax_version=version).violations[0]
+        return violation.error_class, violation.message
+
+    assert first([3, 5], "0.11.2")[1].startswith("async_copy requires all GMEM strides")
+    assert first([3, 5], "0.12.0")[1].startswith("Async copies require all GMEM strides")
+    assert first([1], "0.11.2") == ("IndexError", "list index out of range")
+    assert first([1], "0.12.0") == (
+        "ValueError",
+        "Async copies require the number of bits copied along the last dimension to be "
+        "divisible by 128, but got 8",
+    )
+    stored = check("copy_smem_to_gmem", [1], "int8", jax_version="0.9.2").violations
+    assert [(v.error_class, v.message) for v in stored] == [
+        ("ValueError", "max() iterable argument is empty")  # Python 3.12's words
+    ]
 
 
 def test_huge_dimensions_compute_exactly() -> None:
@@ -341,12 +394,29 @@ def test_huge_dimensions_compute_exactly() -> None:
         ({"target_dtype": "int8"}, "target_dtype", "takes no target_dtype"),
         ({"operation": "smem_bitcast"}, "target_dtype", "needs a target_dtype"),
         ({"target_dtype": "bf17", "operation": "smem_bitcast"}, "target_dtype", "bfloat16"),
-        ({"jax_version": "0.4.30"}, "jax_version", "errata models JAX 0.7.0 to 0.10.2"),
+        ({"jax_version": "0.4.30"}, "jax_version", "errata models JAX 0.7.0 to 0.12.0.1"),
         ({"jax_version": "0.6.1"}, "jax_version", "JAX 0.6.1 is not modelled"),
         ({"jax_version": "0.4.38"}, "jax_version", "JAX 0.4.38 is not modelled"),
         ({"jax_version": "banana"}, "jax_version", "cannot read"),
         ({"jax_version": "latest"}, "jax_version", "cannot read"),
         ({"jax_version": "0.10.0", "operation": "async_store"}, "jax_version", "0.10.1"),
+        ({"lowering_semantics": "Lanes"}, "lowering_semantics", "valid: Lane, Warpgroup"),
+        (
+            {"lowering_semantics": "Warpgroup", "operation": "async_store", "shape": "(64, 64)"},
+            "lowering_semantics",
+            "under Lane semantics only",
+        ),
+        (
+            {"lowering_semantics": "Warpgroup", "jax_version": "0.9.2"},
+            "lowering_semantics",
+            "Warpgroup semantics from JAX 0.10.2 on",
+        ),
+        ({"operation": "pallas_call", "jax_version": "0.11.0"}, "jax_version", "layout"),
+        (
+            {"operation": "smem_bitcast", "target_dtype": "int16", "jax_version": "0.12.0"},
+            "jax_version",
+            "exists up to JAX 0.11.2",
+        ),
     ],
 )
 def test_bad_input_names_its_field(kwargs: dict, field: str, text: str) -> None:

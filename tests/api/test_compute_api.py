@@ -99,6 +99,34 @@ def test_older_jax_versions_use_their_own_wording(client: httpx.Client) -> None:
     assert old["firstViolation"]["message"] != new["firstViolation"]["message"]
 
 
+def test_each_release_answers_with_its_default_lowering_semantics(client: httpx.Client) -> None:
+    """From 0.11.0 a kernel lowers with Warpgroup semantics, which ask no 128-byte multiple;
+    Lane can still be asked for, and the answer says which semantics it used."""
+    case = {"operation": "copy_gmem_to_smem", "shape": [8], "dtype": "bfloat16"}
+    lane = client.post("/api/compute", json={**case, "jaxVersion": "0.10.2"}).json()
+    warpgroup = client.post("/api/compute", json={**case, "jaxVersion": "0.12.0.1"}).json()
+    asked = client.post(
+        "/api/compute", json={**case, "jaxVersion": "0.12.0.1", "loweringSemantics": "Lane"}
+    ).json()
+    assert (lane["loweringSemantics"], lane["firstViolation"]["rule"]) == (
+        "Lane",
+        "MGPU-COPY-WARPGROUP-BYTES",
+    )
+    assert (warpgroup["loweringSemantics"], warpgroup["ok"]) == ("Warpgroup", True)
+    assert (asked["loweringSemantics"], asked["firstViolation"]) == ("Lane", lane["firstViolation"])
+    removed = client.post(
+        "/api/compute",
+        json={
+            "operation": "pallas_call",
+            "shape": [128],
+            "dtype": "float32",
+            "jaxVersion": "0.12.0",
+        },
+    ).json()
+    assert removed["firstViolation"]["errorClass"] == "AssertionError"
+    assert (removed["firstViolation"]["message"], removed["fixes"]) == ("", [])
+
+
 def test_batch_and_sweep(client: httpx.Client) -> None:
     cases = [INT4_7, {"operation": "pallas_call", "shape": [128], "dtype": "float32"}]
     results = client.post("/api/compute/batch", json={"cases": cases}).json()["results"]
@@ -127,6 +155,9 @@ def test_batch_and_sweep(client: httpx.Client) -> None:
         ({"shape": [7], "dtype": "int4"}, "operation"),
         ({**INT4_7, "operation": None, "rule": "MGPU-NOPE"}, "rule"),
         ({"operation": "smem_bitcast", "shape": [6], "dtype": "uint8"}, "targetDtype"),
+        ({**INT4_7, "loweringSemantics": "lane"}, "loweringSemantics"),
+        ({**INT4_7, "loweringSemantics": "Warpgroup", "jaxVersion": "0.9.2"}, "loweringSemantics"),
+        ({**INT4_7, "operation": "pallas_call", "jaxVersion": "0.11.1"}, "jaxVersion"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(

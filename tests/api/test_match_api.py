@@ -306,11 +306,50 @@ def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
     )["matches"][0]
     befores = {fix["code"]["before"] for fix in copy["fix"]["fixes"]}
     assert befores == {"# kernel.py, line 3\nsmem = plgpu.SMEM((7,), jnp.int4)"}
-    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((256,), jnp.int4)"
+    # No frame dates the paste: the newest release its words allow is used, 0.12.0.1, whose
+    # default Warpgroup semantics ask no 128-byte multiple (16 bytes will do).
+    assert copy["fix"]["jaxVersion"] == "0.12.0.1"
+    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((32,), jnp.int4)"
     computed = client.post(
-        "/api/compute", json={"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+        "/api/compute",
+        json={
+            "operation": "copy_gmem_to_smem",
+            "shape": [7],
+            "dtype": "int4",
+            "jaxVersion": "0.12.0.1",
+        },
     ).json()
+    assert computed["fixes"][0]["code"]["after"] == "plgpu.SMEM((32,), jnp.int4)"
     assert computed["fixes"][0]["code"]["before"] == "plgpu.SMEM((7,), jnp.int4)", "not shared"
+
+
+def test_an_error_only_lane_raises_is_computed_under_lane_in_a_warpgroup_release(
+    client: httpx.Client,
+) -> None:
+    """0.12.0.1 lowers with Warpgroup semantics by default, where a copy needs no 128-byte
+    multiple: a paste of that error shows the kernel asked for Lane, and is answered so."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "kernel.py", line 3, in <module>\n'
+        "    smem = plgpu.SMEM((8,), jnp.bfloat16)\n"
+        "NotImplementedError: Only copies transferring a number of bytes divisible by the"
+        " warpgroup size are supported. Got bytes=16 but warpgroup size is 128\n"
+    )
+    [found] = match(client, text, jaxVersion="0.12.0.1")["matches"]
+    fix = found["fix"]
+    assert (fix["jaxVersion"], fix["loweringSemantics"]) == ("0.12.0.1", "Lane")
+    assert fix["firstViolation"]["rule"] == found["rule"] == "MGPU-COPY-WARPGROUP-BYTES"
+    default = client.post(
+        "/api/compute",
+        json={
+            "operation": fix["operation"],
+            "shape": fix["shape"],
+            "dtype": fix["dtype"],
+            "jaxVersion": "0.12.0.1",
+        },
+    ).json()
+    assert default["loweringSemantics"] == "Warpgroup"
+    assert default["firstViolation"] != fix["firstViolation"]
 
 
 def test_the_release_is_read_from_the_frames_with_its_evidence(client: httpx.Client) -> None:

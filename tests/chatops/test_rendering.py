@@ -69,6 +69,19 @@ def sign(body: bytes, timestamp: int, secret: str = SECRET) -> str:
             ),
             False,
         ),
+        (
+            "pad shape=[8] dtype=bfloat16 op=copy_gmem_to_smem jax=0.12.0.1 semantics=Lane",
+            Compute(
+                {
+                    "shape": "[8]",
+                    "dtype": "bfloat16",
+                    "operation": "copy_gmem_to_smem",
+                    "jaxVersion": "0.12.0.1",
+                    "loweringSemantics": "Lane",
+                }
+            ),
+            False,
+        ),
         ("pad shape=7 colour=red stray", Compute({"shape": "7"}, ("colour=red", "stray")), False),
         ("pad the block", Paste("pad the block"), False),
         ("ValueError: Can only transfer", Paste("ValueError: Can only transfer"), False),

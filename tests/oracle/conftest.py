@@ -35,6 +35,13 @@ def cpu_as_tpu(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
+def catalog(session_factory: sessionmaker[Session]) -> Catalog:
+    """What people wrote (seeds, records, annotations), as the matcher reads it."""
+    import_paths(session_factory, list(CURATED_SEED_PATHS))
+    return CatalogCache(session_factory, VersionWatch()).current()
+
+
+@pytest.fixture(scope="module")
 def full_catalog(backend: Backend) -> Iterator[Catalog]:
     """Everything the service loads: the curated records, then every mined site."""
     settings = load_settings(database_url=backend.new_database())

@@ -46,32 +46,44 @@ WRAPPER_CLASSES = frozenset({"JaxStackTraceBeforeTransformation", "LoweringError
 
 
 # The kernel and pallas_call spellings changed across releases: 0.9 chose the backend by
-# the compiler params, not ``backend="mosaic_gpu"``; 0.10 took ``out_type=`` and
-# ``scratch_types=`` where 0.6 to 0.9 took ``out_shape=`` and ``scratch_shapes=``; 0.5 had
+# the compiler params, not ``backend="mosaic_gpu"``; 0.10.2 took ``out_type=`` and
+# ``scratch_types=`` where 0.6 to 0.10.1 took ``out_shape=`` and ``scratch_shapes=``; 0.5 had
 # no scratch argument at all (scratch came from ``pl.run_scoped`` in the body).
 JAX_VERSION = tuple(int(part) for part in jax.__version__.split(".")[:3])
 _NEW_SPELLINGS = (0, 9, 0)
 
 
-def gpu_kernel(body: Callable, out: jax.ShapeDtypeStruct, scratch: list) -> Callable:
-    """``plgpu.kernel(body, out, scratch)`` as this release spells it."""
+def compiler_params(semantics: str | None) -> dict[str, object]:
+    """The keyword that asks for ``semantics`` ("Lane" or "Warpgroup"); none for the
+    release's default (Lane up to 0.10.2, Warpgroup from 0.11.0)."""
+    if semantics is None:
+        return {}
+    chosen = getattr(plgpu.LoweringSemantics, semantics)
+    return {"compiler_params": plgpu.CompilerParams(lowering_semantics=chosen)}
+
+
+def gpu_kernel(
+    body: Callable, out: jax.ShapeDtypeStruct, scratch: list, **mesh: object
+) -> Callable:
+    """``plgpu.kernel(body, out, scratch, **mesh)`` as this release spells it."""
     parameters = inspect.signature(plgpu.kernel).parameters
     if "out_type" in parameters:
-        return plgpu.kernel(body, out_type=out, scratch_types=scratch)
+        return plgpu.kernel(body, out_type=out, scratch_types=scratch, **mesh)
     if "scratch_shapes" in parameters:
-        return plgpu.kernel(body, out_shape=out, scratch_shapes=scratch)
+        return plgpu.kernel(body, out_shape=out, scratch_shapes=scratch, **mesh)
 
     def scoped(*refs):
         pl.run_scoped(lambda *scratch_refs: body(*refs, *scratch_refs), *scratch)
 
-    return plgpu.kernel(scoped, out_shape=out)
+    return plgpu.kernel(scoped, out_shape=out, **mesh)
 
 
-def gpu_pallas_call(kernel: Callable, out: jax.ShapeDtypeStruct) -> Callable:
+def gpu_pallas_call(kernel: Callable, out: jax.ShapeDtypeStruct, semantics: str | None) -> Callable:
     """``pl.pallas_call`` on the Mosaic GPU backend, as this release selects it."""
     if JAX_VERSION >= _NEW_SPELLINGS:
-        return pl.pallas_call(kernel, out_shape=out, compiler_params=plgpu.CompilerParams())
-    return pl.pallas_call(kernel, out_shape=out, backend="mosaic_gpu")
+        params = compiler_params(semantics).get("compiler_params", plgpu.CompilerParams())
+        return pl.pallas_call(kernel, out_shape=out, compiler_params=params)
+    return pl.pallas_call(kernel, out_shape=out, backend="mosaic_gpu", **compiler_params(semantics))
 
 
 def barrier() -> object:
@@ -95,25 +107,30 @@ def _copy_body(x_gmem, o_gmem, smem, barrier):
     plgpu.barrier_wait(barrier)
 
 
-def copy_gmem_to_smem(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def copy_gmem_to_smem(
+    shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None
+) -> Kernel:
     """``plgpu.kernel`` with an ``SMEM(shape, dtype)`` scratch filled by one copy."""
     spec = jax.ShapeDtypeStruct(shape, dtype)
-    kernel = gpu_kernel(_copy_body, spec, [plgpu.SMEM(shape, dtype), barrier()])
+    scratch = [plgpu.SMEM(shape, dtype), barrier()]
+    kernel = gpu_kernel(_copy_body, spec, scratch, **compiler_params(semantics))
     return kernel, [spec]
 
 
-def pallas_call(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def pallas_call(
+    shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None
+) -> Kernel:
     """The Pallas quickstart ``add_vectors`` on the Mosaic GPU backend, no grid."""
 
     def add_vectors_kernel(x_ref, y_ref, o_ref):
         o_ref[...] = x_ref[...] + y_ref[...]
 
     spec = jax.ShapeDtypeStruct(shape, dtype)
-    kernel = gpu_pallas_call(add_vectors_kernel, spec)
+    kernel = gpu_pallas_call(add_vectors_kernel, spec, semantics)
     return kernel, [spec, spec]
 
 
-def ref_union(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def ref_union(shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None) -> Kernel:
     """A one-member SMEM ``RefUnion`` scratch, then a copy into the member.
 
     The union is built while ``jit`` traces (a kernel factory called from the
@@ -127,12 +144,12 @@ def ref_union(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
 
     def run(x):
         union = plgpu.RefUnion(plgpu.SMEM(shape, dtype))
-        return gpu_kernel(body, spec, [union, barrier()])(x)
+        return gpu_kernel(body, spec, [union, barrier()], **compiler_params(semantics))(x)
 
     return run, [spec]
 
 
-def smem_alias(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def smem_alias(shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None) -> Kernel:
     """An SMEM byte buffer viewed as ``(shape, dtype)``, then a copy into the view.
 
     ``RefUnion`` rejects a non-byte-aligned member before the alias transform
@@ -154,11 +171,14 @@ def smem_alias(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
         view = state_types.TransformedRef(buffer, (alias,))
         _copy_body(x_gmem, o_gmem, view, barrier)
 
-    kernel = gpu_kernel(body, spec, [plgpu.SMEM((n_bytes,), jnp.int8), barrier()])
+    scratch = [plgpu.SMEM((n_bytes,), jnp.int8), barrier()]
+    kernel = gpu_kernel(body, spec, scratch, **compiler_params(semantics))
     return kernel, [spec]
 
 
-def smem_bitcast(shape: Shape, dtype: jnp.dtype, target_dtype: jnp.dtype | None) -> Kernel:
+def smem_bitcast(
+    shape: Shape, dtype: jnp.dtype, target_dtype: jnp.dtype | None, semantics: str | None
+) -> Kernel:
     """An ``SMEM(shape, dtype)`` buffer (normally 1-D uint8) viewed as ``target_dtype``.
 
     JAX only bitcasts exact byte slices of a RefUnion, so no public construct
@@ -177,22 +197,28 @@ def smem_bitcast(shape: Shape, dtype: jnp.dtype, target_dtype: jnp.dtype | None)
 
         bitcast(buffer)
 
-    kernel = gpu_kernel(body, jax.ShapeDtypeStruct((1,), jnp.int32), [plgpu.SMEM(shape, dtype)])
+    out = jax.ShapeDtypeStruct((1,), jnp.int32)
+    kernel = gpu_kernel(body, out, [plgpu.SMEM(shape, dtype)], **compiler_params(semantics))
     return kernel, []
 
 
-def copy_smem_to_gmem(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def copy_smem_to_gmem(
+    shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None
+) -> Kernel:
     """The reverse TMA copy: an ``SMEM(shape, dtype)`` scratch stored to the output."""
 
     def body(o_gmem, smem):
         plgpu.copy_smem_to_gmem(smem, o_gmem)
         plgpu.wait_smem_to_gmem(0)
 
-    kernel = gpu_kernel(body, jax.ShapeDtypeStruct(shape, dtype), [plgpu.SMEM(shape, dtype)])
+    out = jax.ShapeDtypeStruct(shape, dtype)
+    kernel = gpu_kernel(body, out, [plgpu.SMEM(shape, dtype)], **compiler_params(semantics))
     return kernel, []
 
 
-def async_store(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
+def async_store(
+    shape: Shape, dtype: jnp.dtype, target_dtype: None, semantics: str | None
+) -> Kernel:
     """``plgpu.async_store_smem`` of a ``(shape, dtype)`` value into the peer block's SMEM.
 
     Lane semantics only store into a tiled and swizzled ref, from a value in a
@@ -209,17 +235,18 @@ def async_store(shape: Shape, dtype: jnp.dtype, target_dtype: None) -> Kernel:
         plgpu.barrier_wait(barrier)
 
     transforms = (plgpu.TilingTransform(tiling), plgpu.SwizzleTransform(swizzle))
-    kernel = plgpu.kernel(
+    kernel = gpu_kernel(
         body,
-        out_type=jax.ShapeDtypeStruct((1,), jnp.int32),
-        scratch_types=[plgpu.SMEM(shape, dtype, transforms=transforms), plgpu.Barrier()],
+        jax.ShapeDtypeStruct((1,), jnp.int32),
+        [plgpu.SMEM(shape, dtype, transforms=transforms), plgpu.Barrier()],
         cluster=(2,),
         cluster_names=("x",),
+        **compiler_params(semantics or "Lane"),  # the construct the engine models is Lane's
     )
     return kernel, []
 
 
-KERNELS: dict[str, Callable[[Shape, jnp.dtype, jnp.dtype | None], Kernel]] = {
+KERNELS: dict[str, Callable[[Shape, jnp.dtype, jnp.dtype | None, str | None], Kernel]] = {
     "copy_gmem_to_smem": copy_gmem_to_smem,
     "pallas_call": pallas_call,
     "ref_union": ref_union,
@@ -251,12 +278,18 @@ def user_facing_error(error: BaseException) -> BaseException:
     return error
 
 
-def build(operation: str, shape: Shape, dtype: str, target_dtype: str | None = None) -> Kernel:
+def build(
+    operation: str,
+    shape: Shape,
+    dtype: str,
+    target_dtype: str | None = None,
+    semantics: str | None = None,
+) -> Kernel:
     """The kernel of ``operation`` for this case; bad arguments raise here, not in JAX."""
     if operation not in KERNELS:
         raise ValueError(f"unknown operation {operation!r}; known: {', '.join(OPERATIONS)}")
     target = None if target_dtype is None else jnp.dtype(target_dtype)
-    return KERNELS[operation](tuple(shape), jnp.dtype(dtype), target)
+    return KERNELS[operation](tuple(shape), jnp.dtype(dtype), target, semantics)
 
 
 def _lower(kernel: Kernel) -> None:
@@ -271,10 +304,14 @@ def lower(operation: str, shape: Shape, dtype: str, target_dtype: str | None = N
 
 @functools.cache
 def jax_verdict(
-    operation: str, shape: Shape, dtype: str, target_dtype: str | None = None
+    operation: str,
+    shape: Shape,
+    dtype: str,
+    target_dtype: str | None = None,
+    semantics: str | None = None,
 ) -> Verdict:
     """JAX's verdict on one case; cached, since a case always lowers the same way."""
-    kernel = build(operation, shape, dtype, target_dtype)
+    kernel = build(operation, shape, dtype, target_dtype, semantics)
     try:
         _lower(kernel)
     except Exception as error:

@@ -33,15 +33,12 @@ from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as pltriton
 from jax.sharding import AbstractMesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import CURATED_SEED_PATHS, REPO_ROOT
+from app.config import REPO_ROOT
 from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.releases import newest_release
 from app.matching.templates import compile_pattern
-from app.records.importer import import_paths
-from app.records.version_watch import VersionWatch
-from app.services.catalog import Catalog, CatalogCache
+from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
 from tests.data.test_site_records import UNMINED, mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
@@ -1250,13 +1247,6 @@ def installed_site(record: dict[str, Any]) -> tuple[str, int]:
         if statement in source[number - 1]
     ]
     return path, line
-
-
-@pytest.fixture(scope="module")
-def catalog(session_factory: sessionmaker[Session]) -> Catalog:
-    """What people wrote (seeds, records, annotations), as the matcher reads it."""
-    import_paths(session_factory, list(CURATED_SEED_PATHS))
-    return CatalogCache(session_factory, VersionWatch()).current()
 
 
 @pytest.mark.usefixtures("cpu_as_tpu")

@@ -4,15 +4,19 @@ For every case of the grid the engine's first error must be JAX's, class and tex
 exactly, or both must say the kernel lowers; and every fix the engine proposes must
 lower cleanly in JAX. The grid sits on the boundaries of the checks: byte counts
 around 8 bits and 128 bytes, dimensions around 256 elements, row strides around
-16 bytes, and every bit width from 1 to 64.
+16 bytes, and every bit width from 1 to 64. Each case is lowered with the release's
+default lowering semantics, and again with Warpgroup semantics where the engine models
+the construct under them.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import pytest
 
-from app.alignment import check, suggest_fixes
+from app.alignment import AlignmentInputError, check, suggest_fixes
 
 from .jax_kernels import Verdict, jax_verdict
 
@@ -107,42 +111,92 @@ def _case_id(case: Case) -> str:
     return name if target_dtype is None else f"{name}-to-{target_dtype}"
 
 
-GRID = _grid()
-CASES = [pytest.param(*case, id=_case_id(case)) for case in GRID]
+def _modelled_under_warpgroup(case: Case) -> bool:
+    operation, shape, dtype, target_dtype = case
+    try:
+        engine_verdict(operation, shape, dtype, target_dtype, "Warpgroup")
+    except AlignmentInputError:
+        return False
+    return True
+
+
+def engine_case(
+    operation: str,
+    shape: tuple[int, ...],
+    dtype: str,
+    target_dtype: str | None,
+    semantics: str | None = None,
+) -> dict[str, Any]:
+    """The engine's arguments for a case, asked of the installed release."""
+    return {
+        "operation": operation,
+        "shape": shape,
+        "dtype": dtype,
+        "target_dtype": target_dtype,
+        "jax_version": jax.__version__,
+        "lowering_semantics": semantics,
+    }
 
 
 def engine_verdict(
-    operation: str, shape: tuple[int, ...], dtype: str, target_dtype: str | None
+    operation: str,
+    shape: tuple[int, ...],
+    dtype: str,
+    target_dtype: str | None,
+    semantics: str | None = None,
 ) -> Verdict:
-    result = check(operation, shape, dtype, target_dtype=target_dtype, jax_version=jax.__version__)
+    result = check(**engine_case(operation, shape, dtype, target_dtype, semantics))
     if result.ok:
         return Verdict(None, None)
     first = result.first_violation
     return Verdict(first.error_class, first.message)
 
 
+GRID = _grid()
+WARPGROUP_GRID = [case for case in GRID if _modelled_under_warpgroup(case)]
+CASES = [
+    *(pytest.param(*case, None, id=_case_id(case)) for case in GRID),
+    *(
+        pytest.param(*case, "Warpgroup", id=f"{_case_id(case)}-warpgroup")
+        for case in WARPGROUP_GRID
+    ),
+]
+PARAMETERS = ("operation", "shape", "dtype", "target_dtype", "semantics")
+
+
 def test_grid_is_large_enough() -> None:
     assert len(GRID) >= 300
+    assert len(WARPGROUP_GRID) >= 300
 
 
-@pytest.mark.parametrize(("operation", "shape", "dtype", "target_dtype"), CASES)
+@pytest.mark.parametrize(PARAMETERS, CASES)
 def test_engine_verdict_is_jax_verdict(
-    operation: str, shape: tuple[int, ...], dtype: str, target_dtype: str | None
+    operation: str,
+    shape: tuple[int, ...],
+    dtype: str,
+    target_dtype: str | None,
+    semantics: str | None,
 ) -> None:
-    expected = jax_verdict(operation, shape, dtype, target_dtype)
-    assert engine_verdict(operation, shape, dtype, target_dtype) == expected
+    expected = jax_verdict(operation, shape, dtype, target_dtype, semantics)
+    assert engine_verdict(operation, shape, dtype, target_dtype, semantics) == expected
 
 
-@pytest.mark.parametrize(("operation", "shape", "dtype", "target_dtype"), CASES)
+@pytest.mark.parametrize(PARAMETERS, CASES)
 def test_every_fix_lowers_in_jax(
-    operation: str, shape: tuple[int, ...], dtype: str, target_dtype: str | None
+    operation: str,
+    shape: tuple[int, ...],
+    dtype: str,
+    target_dtype: str | None,
+    semantics: str | None,
 ) -> None:
-    fixes = suggest_fixes(
-        operation, shape, dtype, target_dtype=target_dtype, jax_version=jax.__version__
-    )
+    fixes = suggest_fixes(**engine_case(operation, shape, dtype, target_dtype, semantics))
     failing = {
         f"{fix.kind}: {fix.shape} {fix.dtype}": verdict
         for fix in fixes
-        if not (verdict := jax_verdict(operation, tuple(fix.shape), fix.dtype, fix.target_dtype)).ok
+        if not (
+            verdict := jax_verdict(
+                operation, tuple(fix.shape), fix.dtype, fix.target_dtype, semantics
+            )
+        ).ok
     }
     assert not failing

@@ -3,8 +3,9 @@
 Off by default (``-m releases`` runs it): each release is downloaded once (jax and jaxlib,
 about 100 MB) into ``ERRATA_JAX_RELEASES_DIR`` (default ``~/.cache/errata/jax-releases``),
 and lowers the grid of ``test_engine_vs_jax.py`` with the same kernels, spelled as that
-release spells them. The engine, asked for that release, must give the same first error,
-class and message, or agree that the kernel lowers.
+release spells them: with the release's default lowering semantics, then with Lane and
+with Warpgroup asked for. The engine, asked for that release and semantics, must give the
+same first error, class and message, or agree that the kernel lowers.
 """
 
 from __future__ import annotations
@@ -14,21 +15,21 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from app.alignment import AlignmentInputError, check, parse_version
 from app.config import REPO_ROOT
+from app.services.catalog import Catalog
+from app.services.match import MatchRequest, MatchService
+from tests.data.test_site_records import mined_sites
 
 from .test_engine_vs_jax import GRID, Case
 
 pytestmark = pytest.mark.releases
 
 RELEASES = (
-    "0.5.3",
-    "0.6.0",
-    "0.6.1",
-    "0.6.2",
     "0.7.0",
     "0.7.1",
     "0.7.2",
@@ -40,15 +41,26 @@ RELEASES = (
     "0.9.0.1",
     "0.9.1",
     "0.9.2",
+    "0.10.0",
+    "0.10.1",
+    "0.10.2",
+    "0.11.0",
+    "0.11.1",
+    "0.11.2",
+    "0.12.0",
+    "0.12.0.1",
 )
 RELEASES_DIR = Path(
     os.environ.get("ERRATA_JAX_RELEASES_DIR", Path.home() / ".cache" / "errata" / "jax-releases")
 )
+# The semantics asked for: None is the release's default (Lane to 0.10.2, then Warpgroup).
+SEMANTICS = (None, "Lane", "Warpgroup")
 EXAMPLES_SHOWN = 10
-# Before 0.10 a kernel without operands whose body writes no ref is never lowered ("core_map
-# without discharging"), which is what the bitcast harness is: those releases' bitcasts are
-# left unconfirmed.
-BITCAST_HARNESS_SINCE = (0, 10, 0)
+# Before 0.10.2 a kernel without operands whose body writes no GMEM ref is never lowered
+# ("core_map without discharging"), which is what the bitcast and async store harnesses
+# are: those releases' cases of theirs are left unconfirmed.
+NO_OUTPUT_HARNESS_SINCE = (0, 10, 2)
+NO_OUTPUT_HARNESSES = frozenset({"smem_bitcast", "async_store"})
 Verdict = tuple[str | None, str | None]
 
 
@@ -65,11 +77,11 @@ def release_python(version: str) -> Path:
     return python
 
 
-def jax_verdicts(version: str, cases: list[Case]) -> list[Verdict]:
-    """JAX ``version``'s verdict on each case, lowered in its own interpreter."""
+def run_in_release(version: str, module: str, *arguments: str, given: str = "") -> Any:
+    """The JSON a module of ``tests.oracle`` writes, run by JAX ``version``'s interpreter."""
     run = subprocess.run(
-        [str(release_python(version)), "-m", "tests.oracle.release_verdicts"],
-        input=json.dumps(cases),
+        [str(release_python(version)), "-m", f"tests.oracle.{module}", *arguments],
+        input=given,
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
@@ -77,38 +89,79 @@ def jax_verdicts(version: str, cases: list[Case]) -> list[Verdict]:
         check=False,
     )
     assert run.returncode == 0, run.stderr[-4000:]
-    return [(error_class, message) for error_class, message in json.loads(run.stdout)]
+    return json.loads(run.stdout)
 
 
-def engine_verdict(case: Case, version: str) -> Verdict | None:
+def jax_verdicts(version: str, cases: list[Case], semantics: str | None = None) -> list[Verdict]:
+    """JAX ``version``'s verdict on each case, lowered in its own interpreter (with the
+    release's default lowering semantics unless ``semantics`` names others)."""
+    asked = [semantics] if semantics else []
+    verdicts = run_in_release(version, "release_verdicts", *asked, given=json.dumps(cases))
+    return [(error_class, message) for error_class, message in verdicts]
+
+
+def engine_verdict(case: Case, version: str, semantics: str | None = None) -> Verdict | None:
     """The engine's first error for ``version``; None where it models no such construct
     (or the harness cannot build it)."""
     operation, shape, dtype, target = case
-    if operation == "smem_bitcast" and parse_version(version) < BITCAST_HARNESS_SINCE:
+    if operation in NO_OUTPUT_HARNESSES and parse_version(version) < NO_OUTPUT_HARNESS_SINCE:
         return None
     try:
-        result = check(operation, shape, dtype, target, jax_version=version)
+        result = check(
+            operation, shape, dtype, target, jax_version=version, lowering_semantics=semantics
+        )
     except AlignmentInputError:
         return None
     first = result.first_violation
     return (first.error_class, first.message) if first else (None, None)
 
 
+@pytest.mark.parametrize("semantics", SEMANTICS)
 @pytest.mark.parametrize("version", RELEASES)
-def test_engine_agrees_with_the_release(version: str) -> None:
-    modelled = {case: engine_verdict(case, version) for case in GRID}
+def test_engine_agrees_with_the_release(version: str, semantics: str | None) -> None:
+    modelled = {case: engine_verdict(case, version, semantics) for case in GRID}
     cases = [case for case, verdict in modelled.items() if verdict is not None]
     disagreements = [
         (case, modelled[case], jax)
-        for case, jax in zip(cases, jax_verdicts(version, cases), strict=True)
+        for case, jax in zip(cases, jax_verdicts(version, cases, semantics), strict=True)
         if modelled[case] != jax
     ]
     figures = (
-        f"JAX {version}: {len(cases)} cases, {len(cases) - len(disagreements)} agree, "
-        f"{len(disagreements)} disagree"
+        f"JAX {version} ({semantics or 'default'} semantics): {len(cases)} cases, "
+        f"{len(cases) - len(disagreements)} agree, {len(disagreements)} disagree"
     )
     print(figures)
     assert not disagreements, f"{figures}\n{_examples(disagreements)}"
+
+
+PALLAS_CALL_RECORD = REPO_ROOT / "data" / "records" / "mgpu-pallas-call-no-lowering.json"
+
+
+@pytest.mark.parametrize("version", ("0.11.1", "0.11.2", "0.12.0.1"))
+def test_a_mosaic_gpu_pallas_call_asserts_from_0_11_2_and_the_records_fix_lowers(
+    version: str, catalog: Catalog
+) -> None:
+    """The record's example: its before lowers until 0.11.1, then raises its bare assert at
+    the line the mined site gives for the release, and its traceback is answered with the
+    record, dated to a span holding the release; its after lowers in each."""
+    lowered = run_in_release(version, "release_examples")
+    assert lowered["after"] is None
+    record = json.loads(PALLAS_CALL_RECORD.read_text())["record"]
+    lines = {
+        entry["release"]: entry["lineNumber"] for entry in mined_sites()[record["id"]]["releases"]
+    }
+    if version not in lines:
+        assert lowered["before"] is None
+        return
+    assert lowered["before"] == ["AssertionError", "", record["filePath"], lines[version]]
+    answer = MatchService(catalog).match(MatchRequest(text=lowered["pasted"]))
+    # A bare assert has no message: the frame that raised it names the site and its record.
+    assert not answer.matches
+    [point] = answer.raisePoints
+    assert (point.errorId, point.slug, point.line) == (record["id"], record["slug"], lines[version])
+    assert version in point.releases
+    assert catalog.records[record["id"]].solutions == tuple(record["solutions"])
+    assert answer.release is not None and version in answer.release.releases
 
 
 def _examples(disagreements: list[tuple[Case, Verdict, Verdict]]) -> str:

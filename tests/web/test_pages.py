@@ -152,6 +152,22 @@ def test_a_0d_block_is_answered_on_the_compute_page(client: httpx.Client) -> Non
     assert "Got bytes=4 but warpgroup size is 128" in page.text
 
 
+def test_the_compute_page_asks_for_lowering_semantics_and_keeps_the_choice(
+    client: httpx.Client,
+) -> None:
+    values = {"operation": "copy_gmem_to_smem", "shape": "(8,)", "dtype": "bfloat16"}
+    newest = client.get("/compute", params={**values, "jaxVersion": "0.12.0.1"})
+    lane = client.get(
+        "/compute", params={**values, "jaxVersion": "0.12.0.1", "loweringSemantics": "Lane"}
+    )
+    assert "passes every check" in newest.text and "Warpgroup" in newest.text
+    assert "Got bytes=16 but warpgroup size is 128" in lane.text
+    assert "<option selected>Lane</option>" in lane.text
+    refused = client.get("/compute", params={**values, "loweringSemantics": "Lanes"})
+    assert refused.status_code == 422
+    assert "loweringSemantics" in refused.text
+
+
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
