@@ -736,3 +736,16 @@ _RULES: tuple[Rule, ...] = (
 )
 
 RULES: dict[str, Rule] = {rule.id: rule for rule in _RULES}
+# The wordings that print no value, each the words of one rule in some release.
+_RULE_OF_WORDING = {
+    wording.template: rule.id
+    for rule in _RULES
+    for wording in rule.wordings
+    if wording.template and "{" not in wording.template
+}
+
+
+def rule_worded(message: str) -> str | None:
+    """The rule that some release words exactly ``message``: how a site of Mosaic GPU mined
+    from JAX's source is known as a rule's, in a release newer than the rule's record."""
+    return _RULE_OF_WORDING.get(message)

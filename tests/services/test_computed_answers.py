@@ -26,6 +26,7 @@ from tests.conftest import Backend
 
 SMEM_RECORD = "7f1f1f89e56deefe"
 TMEM_SITE = "24a5fc31c5f55efe"  # mined only: _launch, beside the SMEM check
+STRIDES_SITE = "78c0854f6545c496"  # mined only: 0.12.0's words of MGPU-TMA-GMEM-STRIDES-16B
 REF_STORE_RECORD = "a03b8d2a9ac41191"  # Invalid shape for `swap`, four wordings
 # A user's traceback with the kernel's block, depth and dtype on its frames' lines.
 SMEM_PASTE = """Traceback (most recent call last):
@@ -48,7 +49,7 @@ LANE_WORDING = (
 
 @pytest.fixture(scope="module")
 def catalog(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
-    """What people wrote, and one site known only from the source, in a database of its own."""
+    """What people wrote, and two sites known only from the source, in a database of its own."""
     settings = load_settings(database_url=backend.new_database())
     engine = make_engine(settings.resolved_database_url)
     upgrade(settings, engine)
@@ -58,7 +59,7 @@ def catalog(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Itera
         "".join(
             line
             for line in MINED_SITES.read_text(encoding="utf-8").splitlines(keepends=True)
-            if f'"id": "{TMEM_SITE}"' in line
+            if any(f'"id": "{site}"' in line for site in (TMEM_SITE, STRIDES_SITE))
         ),
         encoding="utf-8",
     )
@@ -86,6 +87,26 @@ def test_smem_overflow_is_matched_to_its_curated_record_and_worked_out(catalog: 
     assert [b.bytes for b in budget.buffers] == [131072] * 3 and budget.barrierBytes == 32
     assert {tuple(fit.newShape) for fit in budget.fittingBlocks} == {(64, 128), (128, 64)}
     assert {fit.smemBytes for fit in budget.fittingBlocks} == {196640}
+
+
+def test_a_rules_new_wording_mined_from_a_release_is_computed_as_the_rule(
+    catalog: Catalog,
+) -> None:
+    """0.12.0 rewords the GMEM strides check; the rule's record keeps the catalog's words, and
+    the site mined from 0.12.0 is known as the rule's by its words: the engine computes it."""
+    error = "Async copies require all GMEM strides except the last one to be a multiple of 16 bytes"
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "kernel.py", line 3, in <module>\n'
+        "    smem = plgpu.SMEM((3, 5), jnp.int8)\n"
+        f"ValueError: {error}\n"
+    )
+    [found] = answer(catalog, text).matches
+    assert (found.errorId, found.rule) == (STRIDES_SITE, "MGPU-TMA-GMEM-STRIDES-16B")
+    assert found.fix is not None and found.fix.jaxVersion == "0.12.0.1"
+    assert found.fix.firstViolation is not None
+    assert found.fix.firstViolation.message == error
+    assert found.fix.fixes
 
 
 def test_the_older_wording_is_read_with_its_fixed_limit(catalog: Catalog) -> None:
