@@ -7,7 +7,7 @@ for a whole batch of candidate shapes (numpy arrays).
 
 Message wordings are per JAX release. The ranges were read from the source of
 each PyPI release of ``jax`` rather than guessed from commit dates (0.7.0 to
-0.10.2 are modelled); the catalog's dated commits land in these releases:
+0.12.0.1 are modelled); the catalog's dated commits land in these releases:
 
 * COPY-WARPGROUP-BYTES: bb2e2303d7 (2024-10-24) -> 0.4.36, ab57051f06
   (2025-08-18) -> 0.7.1, 26509a46a3 (2025-11-27) -> 0.8.2.
@@ -17,9 +17,12 @@ each PyPI release of ``jax`` rather than guessed from commit dates (0.7.0 to
 * WGSTRIDED-ELEMENT-MULTIPLE: ``{memref}`` subject from 0.5.0 on.
 * REFUNION-BYTE-ALIGNED-SHAPES: the ``Got shape: ...`` tail arrived in 0.8.2.
 * REFUNION/ALIAS/BITCAST (5687a523fe, 2025-04-23) -> 0.6.1; async stores -> 0.10.1.
+* WGSTRIDED-ELEMENT-MULTIPLE: the catalog's condition at main (sub-byte layouts) -> 0.11.0.
+* TMA-GMEM-STRIDES-16B: reworded (``Async copies require …``) and checked after the rank
+  in 0.12.0, which also copies a slice of unit dimensions as one element.
 
 Rules marked ``catalog_rank=None`` are not in the catalog: they are errors that
-JAX 0.10.2 raises for the same constructs (found by lowering them), kept so that
+JAX raises for the same constructs (found by lowering them), kept so that
 the engine's verdict is JAX's verdict.
 """
 
@@ -65,7 +68,7 @@ class Wording:
 @dataclass(frozen=True)
 class Rule:
     id: str
-    catalog_rank: int | None  # None: observed in JAX 0.10.2, not in the catalog
+    catalog_rank: int | None  # None: observed by lowering with JAX, not in the catalog
     summary: str
     condition: Condition
     explain: Explain
@@ -536,7 +539,8 @@ _RULES: tuple[Rule, ...] = (
             f"{tuple(q['tiling'])}"
         ),
     ),
-    # Observed in JAX 0.10.2 for the same constructs; not in the catalog.
+    # Observed by lowering the same constructs with JAX (0.10.2, unless a rule says which
+    # release); not in the catalog.
     _rule(
         "MGPU-BITWIDTH-UNSUPPORTED-TYPE",
         None,
