@@ -1,7 +1,7 @@
 """The engine against every JAX release it models, each installed in a venv of its own.
 
-Off by default (``-m releases`` runs it): each release is downloaded once (jax and jaxlib,
-about 100 MB) into ``ERRATA_JAX_RELEASES_DIR`` (default ``~/.cache/errata/jax-releases``),
+Off by default (``-m releases`` runs it): each release is downloaded once (jax, jaxlib and
+what they need: 11 GB for the 21 releases) into ``ERRATA_JAX_RELEASES_DIR`` (default ``~/.cache/errata/jax-releases``),
 and lowers the grid of ``test_engine_vs_jax.py`` with the same kernels, spelled as that
 release spells them: with the release's default lowering semantics, then with Lane and
 with Warpgroup asked for. The engine, asked for that release and semantics, must give the
