@@ -1,11 +1,12 @@
 """The engine against every JAX release it models, each installed in a venv of its own.
 
 Off by default (``-m releases`` runs it): each release is downloaded once (jax, jaxlib and
-what they need: 11 GB for the 21 releases) into ``ERRATA_JAX_RELEASES_DIR`` (default ``~/.cache/errata/jax-releases``),
-and lowers the grid of ``test_engine_vs_jax.py`` with the same kernels, spelled as that
-release spells them: with the release's default lowering semantics, then with Lane and
-with Warpgroup asked for. The engine, asked for that release and semantics, must give the
-same first error, class and message, or agree that the kernel lowers.
+what they need: 11 GB for the 21 releases) into ``ERRATA_JAX_RELEASES_DIR`` (default
+``~/.cache/errata/jax-releases``), and lowers the grid of ``test_engine_vs_jax.py`` with the
+same kernels, spelled as that release spells them: with the release's default lowering
+semantics, then with Lane and with Warpgroup asked for. The engine, asked for that release
+and semantics, must give the same first error, class and message, or agree that the kernel
+lowers.
 """
 
 from __future__ import annotations
