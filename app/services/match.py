@@ -5,12 +5,12 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Iterator
 from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, Field
 
-from app.alignment import AlignmentInputError
+from app.alignment import AlignmentInputError, CheckResult
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
@@ -22,6 +22,7 @@ from app.services.compute import (
     ComputeRequest,
     ComputeResponse,
     ComputeService,
+    LoweringSemantics,
     checked_jax_version,
 )
 from app.services.computed import (
@@ -386,10 +387,9 @@ class MatchService:
     def _fix(
         self, match: Match, info: RecordInfo, request: MatchRequest
     ) -> tuple[str | None, ComputeResponse | None, str | None]:
-        """The engine's answer for the matched values, in the construct that reproduces
-        the matched error; no fix rather than a fix for the wrong construct. The release's
-        default lowering semantics are tried first, then each named: an error only Lane
-        raises (a copy's 128-byte multiple) shows the kernel asked for Lane."""
+        """The engine's answer for the matched values, in the construct (and the lowering
+        semantics) that reproduce the matched error; no fix rather than a fix for the wrong
+        construct."""
         if not info.operations:
             return None, None, "this error belongs to no construct the engine models"
         values = match.values
@@ -397,26 +397,23 @@ class MatchService:
             return None, None, _missing_values(values.shape, values.dtype)
         operations = _by_hints(info.operations, request.text)
         refused: list[str] = []  # why the engine could not take the values in a construct
-        for operation, semantics in itertools.product(operations, (None, *LOWERING_SEMANTICS)):
-            try:
-                verdict = self.engine.verdict(
-                    operation, tuple(values.shape), values.dtype, request.jaxVersion, semantics
-                )
-            except AlignmentInputError as exc:
-                refused.append(str(exc))
-                continue
-            first = verdict.first_violation
-            if first is not None and first.rule_id == info.rule:
-                fix = self.engine.compute(
-                    ComputeRequest(
-                        operation=operation,
-                        shape=values.shape,
-                        dtype=values.dtype,
-                        jaxVersion=request.jaxVersion,
-                        loweringSemantics=semantics,
+        shape = tuple(values.shape)
+        for operation in operations:
+            for semantics, verdict in self._verdicts(
+                operation, shape, values.dtype, request.jaxVersion, refused
+            ):
+                first = verdict.first_violation
+                if first is not None and first.rule_id == info.rule:
+                    fix = self.engine.compute(
+                        ComputeRequest(
+                            operation=operation,
+                            shape=values.shape,
+                            dtype=values.dtype,
+                            jaxVersion=request.jaxVersion,
+                            loweringSemantics=semantics,
+                        )
                     )
-                )
-                return operation, _from_the_users_line(fix, match.user_frame), None
+                    return operation, _from_the_users_line(fix, match.user_frame), None
         because = f" ({'; '.join(dict.fromkeys(refused))})" if refused else ""
         return (
             operations[0],
@@ -424,6 +421,30 @@ class MatchService:
             f"for shape {values.shape} and {values.dtype} the engine does not reproduce "
             f"this error in {', '.join(operations)}{because}",
         )
+
+    def _verdicts(
+        self,
+        operation: str,
+        shape: tuple[int, ...],
+        dtype: str,
+        version: str | None,
+        refused: list[str],
+    ) -> Iterator[tuple[LoweringSemantics | None, CheckResult]]:
+        """The engine's verdicts under the release's default lowering semantics (``None``),
+        then under the other: an error only Lane raises (a copy's 128-byte multiple, in a
+        release whose default is Warpgroup) shows the kernel asked for Lane. What the engine
+        refuses is added to ``refused``."""
+        default: str | None = None
+        for semantics in (None, *LOWERING_SEMANTICS):
+            if semantics is not None and semantics == default:
+                continue  # asked already, as the release's default
+            try:
+                verdict = self.engine.verdict(operation, shape, dtype, version, semantics)
+            except AlignmentInputError as exc:
+                refused.append(str(exc))
+                continue
+            default = default or verdict.lowering_semantics
+            yield semantics, verdict
 
     def _suggestions(
         self, exceptions: tuple[FoundException, ...], text: str
