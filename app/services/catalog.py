@@ -287,9 +287,8 @@ def rule_records(store: RecordStore) -> dict[str, str | None]:
 def _mined_rule(message: str, path: str | None, curated: bool) -> str | None:
     """A Mosaic GPU site mined from JAX's source whose words are a rule's: the engine computes
     its fixes (0.12.0's new wording of the GMEM strides check has no record of the rule's)."""
-    if curated or path is None or backend_of(path) != "mosaic_gpu":
-        return None
-    return rule_worded(message)
+    rule = None if curated else rule_worded(message)  # a lookup: most messages are no rule's
+    return rule if rule and path and backend_of(path) == "mosaic_gpu" else None
 
 
 def _read(
