@@ -160,8 +160,10 @@ def test_the_compute_page_asks_for_lowering_semantics_and_keeps_the_choice(
     lane = client.get(
         "/compute", params={**values, "jaxVersion": "0.12.0.1", "loweringSemantics": "Lane"}
     )
-    assert "passes every check" in newest.text and "Warpgroup" in newest.text
+    fact = "<dt>lowering semantics</dt><dd><code>{}</code></dd>"
+    assert "passes every check" in newest.text and fact.format("Warpgroup") in newest.text
     assert "Got bytes=16 but warpgroup size is 128" in lane.text
+    assert fact.format("Lane") in lane.text
     assert "<option selected>Lane</option>" in lane.text
     refused = client.get("/compute", params={**values, "loweringSemantics": "Lanes"})
     assert refused.status_code == 422
