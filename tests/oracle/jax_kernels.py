@@ -80,9 +80,9 @@ def gpu_kernel(
 
 def gpu_pallas_call(kernel: Callable, out: jax.ShapeDtypeStruct, semantics: str | None) -> Callable:
     """``pl.pallas_call`` on the Mosaic GPU backend, as this release selects it."""
-    if JAX_VERSION >= _NEW_SPELLINGS:
-        params = compiler_params(semantics).get("compiler_params", plgpu.CompilerParams())
-        return pl.pallas_call(kernel, out_shape=out, compiler_params=params)
+    if JAX_VERSION >= _NEW_SPELLINGS:  # the compiler params' class selects the backend
+        options = compiler_params(semantics) or {"compiler_params": plgpu.CompilerParams()}
+        return pl.pallas_call(kernel, out_shape=out, **options)
     return pl.pallas_call(kernel, out_shape=out, backend="mosaic_gpu", **compiler_params(semantics))
 
 
