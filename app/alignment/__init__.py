@@ -4,9 +4,9 @@ Plain Python, numpy and ml_dtypes; the API layer maps these dataclasses to JSON.
 """
 
 from .dtypes import DTYPES, DType, parse_dtype
-from .engine import CheckResult, Violation, check
+from .engine import Case, CheckResult, Violation, check, check_in_each, resolve
 from .errors import AlignmentInputError, ShapeError, UnknownDTypeError
-from .fixes import CodeChange, Fix, suggest_fixes
+from .fixes import CodeChange, Fix, fixes_for, suggest_fixes
 from .operations import OPERATIONS, SEMANTICS, Operation
 from .rules import RULES, Rule, Wording
 from .shapes import (
@@ -29,6 +29,7 @@ __all__ = [
     "RULES",
     "SEMANTICS",
     "AlignmentInputError",
+    "Case",
     "CheckResult",
     "CodeChange",
     "DType",
@@ -42,6 +43,8 @@ __all__ = [
     "Violation",
     "Wording",
     "check",
+    "check_in_each",
+    "fixes_for",
     "parse_dtype",
     "parse_memref",
     "parse_shape",
@@ -49,6 +52,7 @@ __all__ = [
     "render_list",
     "render_memref",
     "render_tuple",
+    "resolve",
     "suggest_fixes",
     "sweep",
 ]

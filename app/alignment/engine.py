@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 from .dtypes import DType, parse_dtype
 from .errors import AlignmentInputError
 from .operations import (
     OPERATIONS,
     SEMANTICS,
+    Check,
     Operation,
     case_quantities,
     default_semantics,
@@ -64,6 +66,30 @@ class Case:
     target: DType | None
     version: Version
     semantics: str
+    # Further releases, each with its lowering semantics, whose checks a fix must pass too:
+    # a paste that may come from several releases is fixed for each of them.
+    also: tuple[tuple[Version, str], ...] = ()
+
+    @property
+    def releases(self) -> tuple[tuple[Version, str], ...]:
+        """Every release the case is checked in, with its semantics: its own first."""
+        return ((self.version, self.semantics), *self.also)
+
+    @cached_property
+    def checks(self) -> frozenset[Check]:
+        """What a shape must pass in every release of the case."""
+        return frozenset().union(*(self.operation.checks(*release) for release in self.releases))
+
+    @cached_property
+    def in_distinct_releases(self) -> tuple[Case, ...]:
+        """The case in each of its releases that checks it differently from those before."""
+        distinct: dict[frozenset[Check], Case] = {}
+        for version, semantics in self.releases:
+            checks = self.operation.checks(version, semantics)
+            distinct.setdefault(
+                checks, replace(self, version=version, semantics=semantics, also=())
+            )
+        return tuple(distinct.values())
 
 
 def get_operation(name: str) -> Operation:
@@ -81,11 +107,13 @@ def resolve(
     target_dtype: DTypeLike | None = None,
     jax_version: str | None = None,
     lowering_semantics: str | None = None,
+    also_in: Sequence[str] = (),
 ) -> Case:
     """Parse and cross-check every argument; raises AlignmentInputError naming the field.
 
     ``lowering_semantics`` ("Lane" or "Warpgroup") defaults to the release's own default, or
-    to the one an operation named for its semantics is modelled under."""
+    to the one an operation named for its semantics is modelled under; it applies to each
+    release of ``also_in`` too, the releases whose checks a fix must pass as well."""
     op = get_operation(operation)
     spec = as_shape_spec(shape)
     if dtype is None and spec.dtype is None:
@@ -101,16 +129,25 @@ def resolve(
         raise AlignmentInputError("target_dtype", f"{op.name} needs a target_dtype")
     if not op.needs_target and target is not None:
         raise AlignmentInputError("target_dtype", f"{op.name} takes no target_dtype")
-    version = parse_version(jax_version)
+    version, semantics = _release(op, jax_version, lowering_semantics, "jax_version")
+    also = tuple(_release(op, text, lowering_semantics, "also_in") for text in also_in)
+    return Case(op, spec.dims, resolved, target, version, semantics, also)
+
+
+def _release(
+    op: Operation, jax_version: str | None, lowering_semantics: str | None, field: str
+) -> tuple[Version, str]:
+    """The release and the lowering semantics ``op`` is checked under there."""
+    version = parse_version(jax_version, field)
     if version < op.since:
         raise AlignmentInputError(
-            "jax_version",
+            field,
             f"{op.name} exists from JAX {render_version(op.since)} on, "
             f"not in {render_version(version)}",
         )
     if op.until is not None and version > op.until:
         raise AlignmentInputError(
-            "jax_version",
+            field,
             f"{op.name} exists up to JAX {render_version(op.until)}, "
             f"not in {render_version(version)}",
         )
@@ -118,10 +155,10 @@ def resolve(
     for unmodelled in op.unmodelled:
         if unmodelled.covers(version, semantics):
             raise AlignmentInputError(
-                "lowering_semantics" if lowering_semantics else "jax_version",
+                "lowering_semantics" if lowering_semantics else field,
                 f"{op.name} is not modelled for JAX {render_version(version)}: {unmodelled.reason}",
             )
-    return Case(op, spec.dims, resolved, target, version, semantics)
+    return version, semantics
 
 
 def _semantics(op: Operation, version: Version, asked: str | None) -> str:
@@ -177,6 +214,14 @@ def check_case(case: Case) -> CheckResult:
         render_version(case.version),
         case.semantics,
         violations_of(case),
+    )
+
+
+def check_in_each(case: Case) -> tuple[CheckResult, ...]:
+    """The verdict in every release of the case, its own first."""
+    return tuple(
+        check_case(replace(case, version=version, semantics=semantics, also=()))
+        for version, semantics in case.releases
     )
 
 

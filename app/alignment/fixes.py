@@ -18,7 +18,8 @@ the first passing size, if there is one, lies within 8192 sizes of the start.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 
 import ml_dtypes
@@ -102,7 +103,8 @@ class _Candidate:
 
 
 def _passes(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> np.ndarray:
-    return passes(case.operation, batch, dtype, target, case.version, case.semantics)
+    """Which shapes of the batch pass every check in every release of the case."""
+    return passes(case.operation, batch, dtype, target, case.checks)
 
 
 def _first_passing(case: Case, batch: np.ndarray, dtype: DType, target: DType | None) -> int | None:
@@ -372,16 +374,10 @@ def _candidates(case: Case) -> list[_Candidate]:
 
 
 def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
-    """The candidate as a Fix, if ``check`` confirms it passes; otherwise None."""
-    fixed = Case(
-        case.operation,
-        candidate.dims,
-        candidate.dtype,
-        candidate.target,
-        case.version,
-        case.semantics,
-    )
-    if not check_case(fixed).ok:
+    """The candidate as a Fix, if ``check`` confirms it passes in every release of the
+    case; otherwise None."""
+    fixed = replace(case, dims=candidate.dims, dtype=candidate.dtype, target=candidate.target)
+    if not all(check_case(each).ok for each in fixed.in_distinct_releases):
         return None
     operation = case.operation
     return Fix(
@@ -397,12 +393,7 @@ def _as_fix(case: Case, candidate: _Candidate) -> Fix | None:
             after=code_line(operation, candidate.dims, candidate.dtype, candidate.target),
         ),
         validation=validation(
-            operation,
-            candidate.dims,
-            candidate.dtype,
-            candidate.target,
-            case.version,
-            case.semantics,
+            operation, candidate.dims, candidate.dtype, candidate.target, case.releases
         ),
         description=candidate.description,
         note=candidate.note,
@@ -417,10 +408,18 @@ def suggest_fixes(
     jax_version: str | None = None,
     limit: int = 5,
     lowering_semantics: str | None = None,
+    also_in: Sequence[str] = (),
 ) -> list[Fix]:
     """Up to ``limit`` verified fixes, those keeping the user's dtypes first, then fewest
-    added bytes first; [] when nothing fails."""
-    case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
+    added bytes first; [] when nothing fails. A fix passes every check in ``jax_version``
+    and in each release of ``also_in`` (code that runs on several, a paste whose release is
+    not known)."""
+    case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics, also_in)
+    return fixes_for(case, limit)
+
+
+def fixes_for(case: Case, limit: int = 5) -> list[Fix]:
+    """``suggest_fixes`` for a resolved case."""
     if _passes(case, one_shape(case.dims), case.dtype, case.target)[0]:
         return []
     fixes: list[Fix] = []

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import DType
-from .rules import RULES, Quantities, Rule
+from .rules import RULES, Condition, Quantities, Rule
 from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_memref, render_tuple
 from .versions import OLDEST_MODELLED, Version
 
@@ -37,6 +37,9 @@ _EARLY_PIPELINE = (0, 8, 2)
 LANE, WARPGROUP = "Lane", "Warpgroup"
 SEMANTICS = (LANE, WARPGROUP)
 _WARPGROUP_DEFAULT = (0, 11, 0)
+# What a step checks, whatever its release: its rule, whether it measures the target dtype,
+# and the condition in force.
+Check = tuple[str, bool, Condition]
 # 0.12.0 checks the GMEM strides after the rank, and copies a slice of unit dimensions
 # as one element (up to 0.11.2 it failed to pick a last dimension).
 _LAST_EARLY_STRIDES = (0, 11, 2)
@@ -120,6 +123,14 @@ class Operation:
 
     def steps_for(self, version: Version, semantics: str) -> tuple[Step, ...]:
         return tuple(step for step in self.steps if step.applies(version, semantics))
+
+    def checks(self, version: Version, semantics: str) -> frozenset[Check]:
+        """What decides whether a shape passes in a release: the conditions its steps check,
+        whatever their order and words. Releases with equal checks pass the same shapes."""
+        return frozenset(
+            (step.rule.id, step.on_target, step.rule.condition_in(version))
+            for step in self.steps_for(version, semantics)
+        )
 
     def is_noop(self, dtype: DType, target: DType | None) -> bool:
         """A bitcast to the same MLIR type returns the ref untouched."""
@@ -371,13 +382,10 @@ def evaluate(
     steps = operation.steps_for(version, semantics)
     if operation.is_noop(dtype, target):  # only the allocation is left to check
         steps = tuple(step for step in steps if step.rule is _CAPACITY.rule)
-    quantities = measure(dims, dtype, target, operation.smem)
-    on_target = quantities
-    if target is not None and any(step.on_target for step in steps):
-        on_target = measure(dims, target, target, operation.smem)
+    measured = _Measured(operation, dims, dtype, target)
     results = []
     for step in steps:
-        failing = step.rule.fails(on_target if step.on_target else quantities, version)
+        failing = step.rule.fails(measured.of(step.on_target), version)
         results.append((step, np.broadcast_to(np.asarray(failing, dtype=bool), (count,))))
     return results
 
@@ -387,14 +395,33 @@ def passes(
     dims: np.ndarray,
     dtype: DType,
     target: DType | None,
-    version: Version,
-    semantics: str,
+    checks: frozenset[Check],
 ) -> np.ndarray:
-    """Which shapes of the batch pass every check of the operation."""
+    """Which shapes of the batch pass every one of ``checks`` (``Operation.checks`` of a
+    release, or their union over several)."""
+    if operation.is_noop(dtype, target):  # only the allocation is left to check
+        checks = frozenset(check for check in checks if check[0] == _CAPACITY.rule.id)
+    measured = _Measured(operation, dims, dtype, target)
     passing = np.ones(len(dims), dtype=bool)
-    for _, failing in evaluate(operation, dims, dtype, target, version, semantics):
-        passing &= ~failing
+    for _, on_target, condition in checks:
+        passing &= ~np.asarray(condition(measured.of(on_target)), dtype=bool)
     return passing
+
+
+class _Measured:
+    """A batch's quantities, of the dtype and, when a check asks, of the target dtype."""
+
+    def __init__(self, operation: Operation, dims: np.ndarray, dtype: DType, target: DType | None):
+        self.operation, self.dims, self.target = operation, dims, target
+        self.quantities = measure(dims, dtype, target, operation.smem)
+        self._of_target: dict[str, Any] | None = None
+
+    def of(self, on_target: bool) -> dict[str, Any]:
+        if not on_target or self.target is None:
+            return self.quantities
+        if self._of_target is None:
+            self._of_target = measure(self.dims, self.target, self.target, self.operation.smem)
+        return self._of_target
 
 
 def vary_axis(dims: Dims, axis: int, sizes: np.ndarray) -> np.ndarray:

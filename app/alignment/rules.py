@@ -92,9 +92,13 @@ class Rule:
             raise LookupError(f"{self.id} is not checked by JAX {render_version(version)}")
         return [wording for wording in self.wordings if wording.since <= version][-1]
 
+    def condition_in(self, version: Version) -> Condition:
+        """What the rule checks at ``version``: a wording's own condition, or the rule's."""
+        return self.wording(version).condition or self.condition
+
     def fails(self, quantities: Quantities, version: Version) -> Any:
         """Whether the rule fails: a bool, or a bool array for a batch."""
-        return (self.wording(version).condition or self.condition)(quantities)
+        return self.condition_in(version)(quantities)
 
     def render(self, quantities: Quantities, version: Version) -> str:
         """The message exactly as that JAX version prints it."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .dtypes import DType
 from .operations import Operation
 from .rules import MAX_SMEM_BYTES, SUB_BYTE_STRIDED_LAYOUTS
@@ -80,10 +82,10 @@ def validation(
     dims: Dims,
     dtype: DType,
     target: DType | None,
-    version: Version,
-    semantics: str,
+    releases: Sequence[tuple[Version, str]],
 ) -> str:
-    """A standalone Python check of the operation's arithmetic for these values."""
+    """A standalone Python check of the operation's arithmetic for these values, as each
+    release (under its lowering semantics) checks it."""
     lines = [
         "import math",
         "",
@@ -97,10 +99,11 @@ def validation(
     if target is not None:
         lines.append(f"target = {jnp_spelling(target)}")
         lines.append(f"target_bits = {_bits_expression(target, 'target')}")
-    for step in operation.steps_for(version, semantics):
-        assertion = _assertion(step.rule.id, operation, dtype, version)
-        if assertion and assertion not in lines:
-            lines.append(assertion)
+    for version, semantics in releases:
+        for step in operation.steps_for(version, semantics):
+            assertion = _assertion(step.rule.id, operation, dtype, version)
+            if assertion and assertion not in lines:
+                lines.append(assertion)
     return "\n".join(lines) + "\n"
 
 

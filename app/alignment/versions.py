@@ -33,8 +33,9 @@ MODELLED = "errata models JAX 0.7.0 to 0.12.0.1 (later releases are answered as 
 _VERSION = re.compile(r"^(?:jax(?:lib)?[\s=-]*)?v?(\d+(?:\.\d+){1,3})$")
 
 
-def parse_version(text: str | None) -> Version:
-    """``"0.10.2"``, ``"v0.8.1"``, ``"jax 0.9.0.1"`` or ``"main"``; ``None`` means the default."""
+def parse_version(text: str | None, field: str = "jax_version") -> Version:
+    """``"0.10.2"``, ``"v0.8.1"``, ``"jax 0.9.0.1"`` or ``"main"``; ``None`` means the default.
+    A version it cannot read, or older than the engine models, raises naming ``field``."""
     if text is None:
         text = DEFAULT_JAX_VERSION
     cleaned = text.strip().lower()
@@ -43,11 +44,11 @@ def parse_version(text: str | None) -> Version:
     match = _VERSION.match(cleaned)
     if match is None:
         raise AlignmentInputError(
-            "jax_version", f"cannot read JAX version {text!r}; expected e.g. '0.10.2' or 'main'"
+            field, f"cannot read JAX version {text!r}; expected e.g. '0.10.2' or 'main'"
         )
     version = tuple(int(part) for part in match.group(1).split("."))
     if version < OLDEST_MODELLED:
-        raise AlignmentInputError("jax_version", f"JAX {text} is not modelled; {MODELLED}")
+        raise AlignmentInputError(field, f"JAX {text} is not modelled; {MODELLED}")
     return version
 
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.alignment import DTYPES, check, suggest_fixes
+from app.alignment import DTYPES, AlignmentInputError, check, resolve, suggest_fixes
+from app.alignment.versions import render_version
 
 SHAPED = ["copy_gmem_to_smem", "copy_smem_to_gmem", "pallas_call", "ref_union", "smem_alias"]
 COMMON_DTYPES = [
@@ -204,3 +205,98 @@ def test_validation_snippet_accepts_the_fix_and_rejects_the_original(
     assert original != fix.validation
     with pytest.raises(AssertionError):
         run_validation(original)
+
+
+MODELLED_RELEASES = (
+    "0.7.0", "0.7.1", "0.7.2", "0.8.0", "0.8.1", "0.8.2", "0.8.3", "0.9.0", "0.9.0.1", "0.9.1",
+    "0.9.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "0.11.1", "0.11.2", "0.12.0", "0.12.0.1",
+)  # fmt: skip
+
+
+def test_a_fix_for_several_releases_passes_in_each_and_is_the_smallest_that_does() -> None:
+    """0.12.0.1 (Warpgroup by default) takes 16 bytes of int4; 0.10.2 (Lane) a multiple of
+    128: a block for both is the first that both pass."""
+    alone = suggest_fixes("copy_gmem_to_smem", [7], "int4", jax_version="0.12.0.1")[0]
+    assert alone.shape == (32,)
+    both = suggest_fixes(
+        "copy_gmem_to_smem", [7], "int4", jax_version="0.12.0.1", also_in=["0.10.2"]
+    )
+    assert both[0].shape == (256,)
+    for fix in both:
+        for release in ("0.12.0.1", "0.10.2"):
+            assert check("copy_gmem_to_smem", fix.shape, fix.dtype, jax_version=release).ok
+    smaller = range(8, 256)
+    assert not any(
+        all(
+            check("copy_gmem_to_smem", [n], "int4", jax_version=r).ok
+            for r in ("0.12.0.1", "0.10.2")
+        )
+        for n in smaller
+    )
+    # Lane's multiple of 128 bytes is asserted too: the 0.12.0.1 fix fails the snippet.
+    assert "bytes not a multiple of 128" not in alone.validation
+    run_validation(both[0].validation)
+    with pytest.raises(AssertionError, match="bytes not a multiple of 128"):
+        run_validation(both[0].validation.replace("(256,)", "(32,)"))
+
+
+@quick
+@given(
+    st.sampled_from(SHAPED),
+    st.lists(st.integers(0, 300), min_size=1, max_size=2).map(tuple),
+    st.sampled_from(COMMON_DTYPES),
+    st.lists(st.sampled_from(MODELLED_RELEASES[:-1]), min_size=1, max_size=4),
+)
+def test_every_fix_for_several_releases_passes_check_in_each(
+    operation: str, shape: tuple[int, ...], dtype: str, releases: list[str]
+) -> None:
+    """Releases that check alike are searched once: the fixes must still pass in each."""
+    semantics = "Lane"  # modelled for every construct in every release
+    try:
+        fixes = suggest_fixes(
+            operation, shape, dtype, jax_version="0.12.0.1", lowering_semantics=semantics,
+            also_in=releases,
+        )  # fmt: skip
+    except AlignmentInputError:  # a construct some release does not have
+        return
+    for fix in fixes:
+        for release in ("0.12.0.1", *releases):
+            assert check(operation, fix.shape, fix.dtype, jax_version=release,
+                         lowering_semantics=semantics).ok  # fmt: skip
+
+
+def test_releases_checked_alike_are_searched_once() -> None:
+    case = resolve("copy_gmem_to_smem", [7], "int4", None, "0.12.0.1", None, MODELLED_RELEASES)
+    assert len(case.releases) == 1 + len(MODELLED_RELEASES)
+    distinct = case.in_distinct_releases
+    assert 1 < len(distinct) < 8
+    # Each release passes and fails the same shapes as the distinct one that stands for it.
+    shapes = [[n] for n in (7, 8, 16, 32, 128, 256, 300, 512)]
+    for version, semantics in case.releases:
+        stands_for = next(
+            each for each in distinct
+            if each.operation.checks(each.version, each.semantics)
+            == case.operation.checks(version, semantics)
+        )  # fmt: skip
+        for shape in shapes:
+            asked = check("copy_gmem_to_smem", shape, "int4", jax_version=render_version(version))
+            alike = check("copy_gmem_to_smem", shape, "int4",
+                          jax_version=render_version(stands_for.version))  # fmt: skip
+            assert asked.ok == alike.ok
+
+
+@pytest.mark.parametrize(
+    ("also_in", "message"),
+    [
+        (["0.5.0"], "not modelled"),
+        (["banana"], "cannot read JAX version"),
+        (["0.12.0"], "exists up to JAX 0.11.2"),
+    ],
+)
+def test_a_release_the_engine_cannot_check_names_also_in(also_in: list[str], message: str) -> None:
+    with pytest.raises(AlignmentInputError) as raised:
+        suggest_fixes(
+            "smem_bitcast", [6], "uint8", "float32", jax_version="0.10.2", also_in=also_in
+        )
+    assert raised.value.field == "also_in"
+    assert message in str(raised.value)

@@ -2,21 +2,22 @@
 
 For every case of the grid the engine's first error must be JAX's, class and text
 exactly, or both must say the kernel lowers; and every fix the engine proposes must
-lower cleanly in JAX. The grid sits on the boundaries of the checks: byte counts
-around 8 bits and 128 bytes, dimensions around 256 elements, row strides around
-16 bytes, and every bit width from 1 to 64. Each case is lowered with the release's
-default lowering semantics, and again with Warpgroup semantics where the engine models
-the construct under them.
+lower cleanly in JAX, as must every fix it proposes for both semantics at once (under
+each). The grid sits on the boundaries of the checks: byte counts around 8 bits and 128
+bytes, dimensions around 256 elements, row strides around 16 bytes, and every bit width
+from 1 to 64. Each case is lowered with the release's default lowering semantics, and
+again with Warpgroup semantics where the engine models the construct under them.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import jax
 import pytest
 
-from app.alignment import AlignmentInputError, check, suggest_fixes
+from app.alignment import AlignmentInputError, check, fixes_for, resolve, suggest_fixes
 
 from .jax_kernels import Verdict, jax_verdict
 
@@ -193,6 +194,30 @@ def test_every_fix_lowers_in_jax(
     failing = {
         f"{fix.kind}: {fix.shape} {fix.dtype}": verdict
         for fix in fixes
+        if not (
+            verdict := jax_verdict(
+                operation, tuple(fix.shape), fix.dtype, fix.target_dtype, semantics
+            )
+        ).ok
+    }
+    assert not failing
+
+
+@pytest.mark.parametrize(
+    ("operation", "shape", "dtype", "target_dtype"),
+    [pytest.param(*case, id=_case_id(case)) for case in WARPGROUP_GRID],
+)
+def test_every_fix_for_both_semantics_lowers_under_each(
+    operation: str, shape: tuple[int, ...], dtype: str, target_dtype: str | None
+) -> None:
+    """A paste that may come from releases of either default (0.10.2's Lane, 0.11.0's
+    Warpgroup) is fixed for both: JAX lowers each such fix under Lane and under Warpgroup."""
+    lane = resolve(**engine_case(operation, shape, dtype, target_dtype, "Lane"))
+    both = replace(lane, also=((lane.version, "Warpgroup"),))
+    failing = {
+        f"{fix.kind}: {fix.shape} {fix.dtype} under {semantics}": verdict
+        for fix in fixes_for(both)
+        for semantics in ("Lane", "Warpgroup")
         if not (
             verdict := jax_verdict(
                 operation, tuple(fix.shape), fix.dtype, fix.target_dtype, semantics

@@ -6,11 +6,13 @@ what they need: 11 GB for the 21 releases) into ``ERRATA_JAX_RELEASES_DIR`` (def
 same kernels, spelled as that release spells them: with the release's default lowering
 semantics, then with Lane and with Warpgroup asked for. The engine, asked for that release
 and semantics, must give the same first error, class and message, or agree that the kernel
-lowers.
+lowers. The fix the engine gives a case for every release that raises its error (a paste
+that names no release) must lower in each release.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -20,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from app.alignment import AlignmentInputError, check, parse_version
+from app.alignment import AlignmentInputError, check, parse_version, suggest_fixes
 from app.config import REPO_ROOT
 from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchService
@@ -133,6 +135,45 @@ def test_engine_agrees_with_the_release(version: str, semantics: str | None) -> 
     )
     print(figures)
     assert not disagreements, f"{figures}\n{_examples(disagreements)}"
+
+
+@functools.cache
+def first_rule(case: Case, version: str) -> str | None:
+    """The rule of the engine's first error for ``version`` under its default semantics;
+    None where the case lowers, or where the engine (or the harness) does not model it."""
+    if engine_verdict(case, version) is None:
+        return None
+    operation, shape, dtype, target = case
+    first = check(operation, shape, dtype, target, jax_version=version).first_violation
+    return first.rule_id if first else None
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_a_fix_for_every_release_raising_the_error_lowers_in_each(version: str) -> None:
+    """A paste of an error that dates it no closer is fixed for every release that raises
+    that error (each under its default semantics, as the match service asks): each grid
+    case's best such fix lowers in this release."""
+    fixed: dict[Case, Case] = {}
+    for case in GRID:
+        rule = first_rule(case, version)
+        if rule is None:
+            continue
+        others = [r for r in RELEASES if r != version and first_rule(case, r) == rule]
+        operation, shape, dtype, target = case
+        best = suggest_fixes(
+            operation, shape, dtype, target, jax_version=version, limit=1, also_in=others
+        )
+        if best:
+            fixed[case] = (operation, best[0].shape, best[0].dtype, best[0].target_dtype)
+    verdicts = jax_verdicts(version, list(fixed.values()))
+    failing = [
+        (case, fix, verdict)
+        for (case, fix), verdict in zip(fixed.items(), verdicts, strict=True)
+        if verdict != (None, None)
+    ]
+    figures = f"JAX {version}: {len(fixed)} fixes for every release, {len(failing)} do not lower"
+    print(figures)
+    assert not failing, f"{figures}\n" + "\n".join(map(str, failing[:EXAMPLES_SHOWN]))
 
 
 PALLAS_CALL_RECORD = REPO_ROOT / "data" / "records" / "mgpu-pallas-call-no-lowering.json"
