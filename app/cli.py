@@ -257,13 +257,18 @@ def compute(
         str | None, typer.Option(help="The dtype viewed as (smem_bitcast only).")
     ] = None,
     jax_version: Annotated[str | None, typer.Option(help="The JAX release, e.g. 0.10.2.")] = None,
+    also_in: Annotated[
+        str | None,
+        typer.Option(help="Releases every fix must pass in too, e.g. 0.9.2,0.12.0.1."),
+    ] = None,
     lowering_semantics: Annotated[
         str | None,
         typer.Option(help="Lane or Warpgroup; the release's default when unset."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the API's JSON answer.")] = False,
 ) -> None:
-    """What JAX raises for a block, and the verified fixes; exit 1 when the block fails.
+    """What JAX raises for a block, and the verified fixes; exit 1 when the block fails in
+    a release asked.
 
     The same service as POST /api/compute; the engine needs no database (the records are
     read, when there are any, to name the one documenting each error).
@@ -284,6 +289,7 @@ def compute(
                 "dtype": dtype,
                 "targetDtype": target_dtype,
                 "jaxVersion": jax_version,
+                "alsoJaxVersions": also_in or [],
                 "loweringSemantics": lowering_semantics,
             }
         )
@@ -296,7 +302,7 @@ def compute(
         typer.echo(answer.model_dump_json(indent=2))
     else:
         _print_card(compute_card(answer, RELATIVE))
-    if answer.firstViolation is not None:
+    if not all(each.ok for each in answer.checkedIn):
         raise typer.Exit(code=1)
 
 

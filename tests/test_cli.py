@@ -302,6 +302,22 @@ def test_compute_takes_the_lowering_semantics(errata) -> None:  # type: ignore[n
     assert refused.returncode == 2 and "loweringSemantics" in refused.stderr
 
 
+def test_compute_fixes_a_block_for_every_release_asked(errata) -> None:  # type: ignore[no-untyped-def]
+    """(8,) bfloat16 lowers in 0.12.0.1 and not in 0.10.2: asked for both, the block fails."""
+    args = ("compute", "--operation", "copy_gmem_to_smem", "--shape", "8", "--dtype", "bfloat16")
+    both = errata(*args, "--jax-version", "0.12.0.1", "--also-in", "0.10.2")
+    assert both.returncode == 1
+    assert "(8,) bfloat16 lowers in JAX 0.12.0.1, not in 0.10.2" in both.stdout
+    assert "JAX 0.10.2 fails MGPU-COPY-WARPGROUP-BYTES." in both.stdout
+    assert (
+        "Every fix below passes every check in JAX 0.10.2 (Lane semantics) and 0.12.0.1 "
+        "(Warpgroup semantics)." in both.stdout
+    )
+    assert "plgpu.SMEM((64,), jnp.bfloat16)" in both.stdout
+    refused = errata(*args, "--also-in", "0.4.30")
+    assert refused.returncode == 2 and "alsoJaxVersions" in refused.stderr
+
+
 def test_match_says_how_many_fixes_it_left_out_and_how_to_see_them(errata) -> None:  # type: ignore[no-untyped-def]
     shown = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"))
     assert shown.stdout.count("  fix (") == 3

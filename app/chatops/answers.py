@@ -145,7 +145,8 @@ def help_card(slash: str) -> Card:
             f"{slash} <traceback or error message> — the known error, its values and the best fix.",
             f"{slash} <record id or slug> — what a known error means and how to fix it.",
             f"{_EXAMPLE.format(slash=slash)} — JAX's verdict and verified fixes "
-            f"(operations: {', '.join(OPERATIONS)}).",
+            f"(operations: {', '.join(OPERATIONS)}); add jax=0.10.2, semantics=Lane or "
+            "also=0.9.2,0.12.0.1 (releases every fix must pass in too).",
             f"{slash} share … — post the answer to the channel; answers are private otherwise.",
         ),
     )

@@ -26,6 +26,8 @@ COMPUTE_KEYS = {
     "targetdtype": "targetDtype",
     "jax": "jaxVersion",
     "jaxversion": "jaxVersion",
+    "also": "alsoJaxVersions",
+    "alsojaxversions": "alsoJaxVersions",
     "semantics": "loweringSemantics",
     "loweringsemantics": "loweringSemantics",
     "rule": "rule",

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.alignment import render_list, render_tuple
-from app.knowledge.releases import oldest_release
+from app.alignment import parse_version, render_list, render_tuple
+from app.knowledge.releases import oldest_release, runs
 from app.matching.index import wording_until
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
@@ -305,6 +305,7 @@ def _match_card(
         text.append(f"No fix computed: {match.fixUnavailable}.")
     if fix is not None:
         text.extend(_later_checks(fix))
+        text.extend(_releases_checked(fix))
     fixes = _fix_cards(fix) if fix else ()
     closest: tuple[Link, ...] = ()
     if match.keyword is not None:
@@ -439,13 +440,27 @@ def compute_card(response: ComputeResponse, links: Links) -> Card:
         facts.append(("target dtype", response.targetDtype))
     facts.append(("JAX", response.jaxVersion))
     facts.append(("lowering semantics", response.loweringSemantics))
-    if first is None:
+    failing = [each for each in response.checkedIn if not each.ok]
+    if first is None and not failing:
         return Card(
             title=f"{response.operation}: {shape} {response.dtype} passes every check",
             facts=tuple(facts),
             text=("Nothing to fix: this block lowers.",),
         )
-    text = _later_checks(response)
+    if first is None:  # it lowers in jaxVersion, not in some other release asked for
+        elsewhere = runs(tuple(each.jaxVersion for each in failing))
+        return Card(
+            title=f"{response.operation}: {shape} {response.dtype} lowers in JAX "
+            f"{response.jaxVersion}, not in {elsewhere}",
+            facts=tuple(facts),
+            text=(
+                *(f"JAX {each.jaxVersion} fails {each.rule}." for each in failing),
+                *_releases_checked(response),
+            ),
+            fixes=_fix_cards(response),
+            links=_all_fixes(response, links),
+        )
+    text = [*_later_checks(response), *_releases_checked(response)]
     pages = [Link("Record page", links.record(first.errorId))] if first.errorId else []
     return Card(
         title=f"{first.errorClass}: {first.message}",
@@ -528,6 +543,20 @@ def _later_checks(response: ComputeResponse) -> list[str]:
     ]
 
 
+def _releases_checked(response: ComputeResponse) -> list[str]:
+    """Where the fixes were checked, when in more than one release: each semantics' releases."""
+    if len(response.checkedIn) < 2 or not response.fixes:
+        return []
+    by_semantics: dict[str, list[str]] = {}
+    for each in sorted(response.checkedIn, key=lambda each: parse_version(each.jaxVersion)):
+        by_semantics.setdefault(each.loweringSemantics, []).append(each.jaxVersion)
+    where = " and ".join(
+        f"{runs(tuple(releases))} ({semantics} semantics)"
+        for semantics, releases in by_semantics.items()
+    )
+    return [f"Every fix below passes every check in JAX {where}."]
+
+
 def _fix_cards(response: ComputeResponse) -> tuple[FixCard, ...]:
     fixes = response.fixes
     return tuple(
@@ -581,12 +610,16 @@ def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ..
     """A link to the compute page for these values, where every fix is listed."""
     if response is None or not response.fixes:
         return ()
+    # Releases checked under different semantics are each under its default: none was asked.
+    semantics = {each.loweringSemantics for each in response.checkedIn}
+    also = [each.jaxVersion for each in response.checkedIn[1:]]
     url = links.compute(
         operation=response.operation,
         shape=render_tuple(tuple(response.shape)),
         dtype=response.dtype,
         targetDtype=response.targetDtype,
         jaxVersion=response.jaxVersion,
-        loweringSemantics=response.loweringSemantics,
+        alsoJaxVersions=",".join(also) if also else None,
+        loweringSemantics=response.loweringSemantics if len(semantics) == 1 else None,
     )
     return (Link("All fixes", url),)

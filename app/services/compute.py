@@ -5,6 +5,7 @@ Shared by the HTTP API, the web pages and the chat bots; errors carry their HTTP
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, MutableMapping
 from contextlib import AbstractContextManager
@@ -12,7 +13,14 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, TypeVar, cast, get_args
 
 from cachetools import LRUCache, cached
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from app.alignment import (
     RULES,
@@ -22,9 +30,11 @@ from app.alignment import (
     Fix,
     Violation,
     check,
+    check_in_each,
+    fixes_for,
     parse_dtype,
     parse_version,
-    suggest_fixes,
+    resolve,
     sweep,
 )
 from app.alignment.shapes import MAX_RANK
@@ -43,6 +53,8 @@ from app.services.computed import SmemBudgetOut, smem_budget_out
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 MAX_BATCH = 100
+# Releases a fix is checked in at once: every release the engine models, and a few spellings.
+MAX_ALSO_RELEASES = 32
 MAX_SMEM_BUFFERS = 32
 # Engine answers kept per process, by the full case: the same error is computed over and
 # over (a popular case, or every match of it), and answers never change.
@@ -53,6 +65,7 @@ _FIELDS = {
     "target_dtype": "targetDtype",
     "jax_version": "jaxVersion",
     "lowering_semantics": "loweringSemantics",
+    "also_in": "alsoJaxVersions",
     "other_dims": "otherDims",
     "max_concurrent_steps": "maxConcurrentSteps",
     "sequential_steps": "sequentialSteps",
@@ -66,6 +79,13 @@ _SEMANTICS = (
     "The kernel's plgpu.CompilerParams(lowering_semantics=...); when unset, the release's "
     "default: Lane up to JAX 0.10.2, Warpgroup from 0.11.0."
 )
+
+
+def _release_list(value: object) -> object:
+    """Releases typed in one field (a form's, a command's): ``0.9.2, 0.12.0.1``."""
+    return (
+        [part for part in re.split(r"[\s,]+", value) if part] if isinstance(value, str) else value
+    )
 
 
 class ComputeRequest(BaseModel):
@@ -93,6 +113,16 @@ class ComputeRequest(BaseModel):
     dtype: str | None = Field(default=None, min_length=1, max_length=100, examples=["int4"])
     targetDtype: str | None = Field(default=None, min_length=1, max_length=100)
     jaxVersion: str | None = Field(default=None, max_length=40, examples=["0.10.2"])
+    alsoJaxVersions: Annotated[
+        list[Annotated[str, Field(max_length=40)]],
+        Field(max_length=MAX_ALSO_RELEASES),
+        BeforeValidator(_release_list),
+    ] = Field(
+        default_factory=list,
+        examples=[["0.9.2", "0.12.0.1"]],
+        description="Other releases whose checks every fix must pass too, each under "
+        "loweringSemantics or its own default: fixes for code that runs on several.",
+    )
     loweringSemantics: LoweringSemantics | None = Field(default=None, description=_SEMANTICS)
     maxFixes: int = Field(default=5, ge=0, le=20)
 
@@ -133,8 +163,15 @@ class FixOut(BaseModel):
     code: CodeOut
 
 
+class ReleaseCheckOut(BaseModel):
+    jaxVersion: str
+    loweringSemantics: LoweringSemantics
+    ok: bool = Field(description="The values as given pass every check in this release.")
+    rule: str | None = Field(description="The rule of the error this release raises, if any.")
+
+
 class ComputeResponse(BaseModel):
-    ok: bool
+    ok: bool = Field(description="The values pass every check in jaxVersion.")
     operation: str
     shape: list[int]
     dtype: str
@@ -143,7 +180,13 @@ class ComputeResponse(BaseModel):
     loweringSemantics: LoweringSemantics
     firstViolation: ViolationOut | None
     violations: list[ViolationOut]
-    fixes: list[FixOut]
+    fixes: list[FixOut] = Field(
+        description="Given where the values fail in some release of checkedIn; each passes "
+        "every check in every one of them."
+    )
+    checkedIn: list[ReleaseCheckOut] = Field(
+        description="jaxVersion, then each of alsoJaxVersions: the verdict there."
+    )
 
 
 class BatchRequest(BaseModel):
@@ -305,10 +348,10 @@ class ComputeService:
         known: ComputeAnswer | None = self.catalog.answers.get(key)
         if known is not None:
             return known
-        result, fixes = _engine(
+        results, fixes = _engine(
             lambda **arguments: self._recall_or_run(_answer, **arguments), field_prefix, **case
         )
-        response = self._response(result, fixes)
+        response = self._response(results, fixes)
         answer = ComputeAnswer(response, response.model_dump_json().encode())
         self.catalog.answers.put(key, answer)
         return answer
@@ -342,7 +385,10 @@ class ComputeService:
             raise EngineNeeded(f"the engine has not answered {case} yet")
         return known
 
-    def _response(self, result: CheckResult, fixes: tuple[Fix, ...]) -> ComputeResponse:
+    def _response(
+        self, results: tuple[CheckResult, ...], fixes: tuple[Fix, ...]
+    ) -> ComputeResponse:
+        result = results[0]
         violations = [self._violation(v) for v in result.violations]
         return ComputeResponse(
             ok=result.ok,
@@ -355,6 +401,15 @@ class ComputeService:
             firstViolation=violations[0] if violations else None,
             violations=violations,
             fixes=[_fix(fix) for fix in fixes],
+            checkedIn=[
+                ReleaseCheckOut(
+                    jaxVersion=each.jax_version,
+                    loweringSemantics=cast(LoweringSemantics, each.lowering_semantics),
+                    ok=each.ok,
+                    rule=each.first_violation.rule_id if each.first_violation else None,
+                )
+                for each in results
+            ],
         )
 
     def _violation(self, violation: Violation) -> ViolationOut:
@@ -387,6 +442,7 @@ def _case(request: ComputeRequest, operation: str) -> dict[str, Any]:
         "target_dtype": request.targetDtype,
         "jax_version": request.jaxVersion,
         "lowering_semantics": request.loweringSemantics,
+        "also_in": tuple(request.alsoJaxVersions),
         "limit": request.maxFixes,
     }
 
@@ -409,20 +465,15 @@ def _answer(
     target_dtype: str | None,
     jax_version: str | None,
     lowering_semantics: str | None,
+    also_in: tuple[str, ...],
     limit: int,
-) -> tuple[CheckResult, tuple[Fix, ...]]:
-    """The engine's verdict and up to ``limit`` fixes (none when it passes) for one case."""
-    case: dict[str, Any] = {
-        "operation": operation,
-        "shape": shape,
-        "dtype": dtype,
-        "target_dtype": target_dtype,
-        "jax_version": jax_version,
-        "lowering_semantics": lowering_semantics,
-    }
-    result = cached_check(**case)
-    fixes = tuple(suggest_fixes(limit=limit, **case)) if not result.ok and limit else ()
-    return result, fixes
+) -> tuple[tuple[CheckResult, ...], tuple[Fix, ...]]:
+    """The engine's verdict in each release asked, and up to ``limit`` fixes that pass in
+    all of them (none when the values pass everywhere already)."""
+    case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics, also_in)
+    results = check_in_each(case)
+    failing = not all(result.ok for result in results)
+    return results, tuple(fixes_for(case, limit)) if failing and limit else ()
 
 
 @cached(LRUCache(ENGINE_CACHE_SIZE), lock=threading.Lock())

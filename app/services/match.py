@@ -5,12 +5,11 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Literal, TypeGuard
+from typing import Literal, TypeGuard, cast
 
 from pydantic import BaseModel, Field
 
-from app.alignment import AlignmentInputError, CheckResult
+from app.alignment import AlignmentInputError
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
@@ -271,13 +270,16 @@ class MatchService:
         except UnreadablePaste as exc:
             raise invalid_field("text", str(exc)) from None
         release = report.release
+        fixed_in = _releases_to_fix(request.jaxVersion, release)
         if request.jaxVersion is None and release is not None and _modelled(release.used):
             # The paste's own release picks the engine's rules, where the engine models it.
             request = request.model_copy(update={"jaxVersion": release.used})
         # The release the answer follows, modelled by the engine or not: it picks the links.
         followed = request.jaxVersion or (release.used if release is not None else None)
         possible = release.releases if release is not None else ()
-        matches = [self._match(match, request, followed, possible) for match in report.matches]
+        matches = [
+            self._match(match, request, followed, possible, fixed_in) for match in report.matches
+        ]
         suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
         memory = memory_overflows(request.text, request.jaxVersion)
         return MatchResponse(
@@ -320,10 +322,12 @@ class MatchService:
         request: MatchRequest,
         followed: str | None,
         possible: tuple[str, ...],
+        fixed_in: tuple[str | None, ...],
     ) -> MatchOut:
-        """``possible``: the releases the paste can come from, which a frame's line is of."""
+        """``possible``: the releases the paste can come from, which a frame's line is of;
+        ``fixed_in``: those a fix must pass in (see ``_releases_to_fix``)."""
         info = self.catalog.records[match.record_id]
-        operation, fix, reason = self._fix(match, info, request)
+        operation, fix, reason = self._fix(match, info, request.text, fixed_in)
         values = match.values
         called = match.called_from
         if called is not None:
@@ -385,35 +389,34 @@ class MatchService:
         )
 
     def _fix(
-        self, match: Match, info: RecordInfo, request: MatchRequest
+        self, match: Match, info: RecordInfo, text: str, releases: tuple[str | None, ...]
     ) -> tuple[str | None, ComputeResponse | None, str | None]:
         """The engine's answer for the matched values, in the construct (and the lowering
         semantics) that reproduce the matched error; no fix rather than a fix for the wrong
-        construct."""
+        construct. The fix passes in every release of ``releases`` that raises the error."""
         if not info.operations:
             return None, None, "this error belongs to no construct the engine models"
         values = match.values
         if values.shape is None or values.dtype is None:
             return None, None, _missing_values(values.shape, values.dtype)
-        operations = _by_hints(info.operations, request.text)
+        operations = _by_hints(info.operations, text)
         refused: list[str] = []  # why the engine could not take the values in a construct
         shape = tuple(values.shape)
         for operation in operations:
-            for semantics, verdict in self._verdicts(
-                operation, shape, values.dtype, request.jaxVersion, refused
-            ):
-                first = verdict.first_violation
-                if first is not None and first.rule_id == info.rule:
-                    fix = self.engine.compute(
-                        ComputeRequest(
-                            operation=operation,
-                            shape=values.shape,
-                            dtype=values.dtype,
-                            jaxVersion=request.jaxVersion,
-                            loweringSemantics=semantics,
-                        )
+            raising = [
+                (version, *found)
+                for version in releases
+                if (
+                    found := self._raising(
+                        operation, shape, values.dtype, version, info.rule, refused
                     )
-                    return operation, _from_the_users_line(fix, match.user_frame), None
+                )
+            ]
+            if raising:
+                fix = self.engine.compute(
+                    _fix_request(operation, values.shape, values.dtype, raising)
+                )
+                return operation, _from_the_users_line(fix, match.user_frame), None
         because = f" ({'; '.join(dict.fromkeys(refused))})" if refused else ""
         return (
             operations[0],
@@ -422,18 +425,20 @@ class MatchService:
             f"this error in {', '.join(operations)}{because}",
         )
 
-    def _verdicts(
+    def _raising(
         self,
         operation: str,
         shape: tuple[int, ...],
         dtype: str,
         version: str | None,
+        rule: str | None,
         refused: list[str],
-    ) -> Iterator[tuple[LoweringSemantics | None, CheckResult]]:
-        """The engine's verdicts under the release's default lowering semantics (``None``),
-        then under the other: an error only Lane raises (a copy's 128-byte multiple, in a
-        release whose default is Warpgroup) shows the kernel asked for Lane. What the engine
-        refuses is added to ``refused``."""
+    ) -> tuple[LoweringSemantics | None, str] | None:
+        """The lowering semantics under which ``version`` raises ``rule`` first for these
+        values, as asked (``None``: the release's default) and as resolved: the default
+        first, then the other, since an error only Lane raises (a copy's 128-byte multiple,
+        in a release whose default is Warpgroup) shows the kernel asked for Lane. What the
+        engine refuses is added to ``refused``."""
         default: str | None = None
         for semantics in (None, *LOWERING_SEMANTICS):
             if semantics is not None and semantics == default:
@@ -444,7 +449,10 @@ class MatchService:
                 refused.append(str(exc))
                 continue
             default = default or verdict.lowering_semantics
-            yield semantics, verdict
+            first = verdict.first_violation
+            if first is not None and first.rule_id == rule:
+                return semantics, verdict.lowering_semantics
+        return None
 
     def _suggestions(
         self, exceptions: tuple[FoundException, ...], text: str
@@ -459,6 +467,44 @@ class MatchService:
             )
             for record_id, score in self.catalog.similar(query)
         ]
+
+
+def _releases_to_fix(given: str | None, release: ReleaseReading | None) -> tuple[str | None, ...]:
+    """The releases a fix must pass in: the one the user gives; else the one the answer
+    follows, then every other the paste may come from that the engine models, newest first
+    (a fix for the newest alone can fail in an older one: Lane, the default up to 0.10.2,
+    asks a copy for whole multiples of 128 bytes); else the engine's default."""
+    if given is not None or release is None:
+        return (given,)
+    modelled = [r for r in reversed(release.releases) if _modelled(r) and r != release.used]
+    if _modelled(release.used):
+        return (release.used, *modelled)
+    return tuple(modelled) or (None,)
+
+
+def _fix_request(
+    operation: str,
+    shape: list[int],
+    dtype: str,
+    raising: list[tuple[str | None, LoweringSemantics | None, str]],
+) -> ComputeRequest:
+    """The engine's request for a fix in each release that raises the error (release,
+    semantics asked, semantics resolved; the first is the answer's). One semantics is asked
+    for all: each release's default where every release raised under it, else the first's,
+    in the releases that raised under that."""
+    (version, _, resolved), *others = raising
+    semantics: LoweringSemantics | None = None
+    if any(each_asked is not None for _, each_asked, _ in raising):
+        semantics = cast(LoweringSemantics, resolved)
+        others = [other for other in others if other[2] == resolved]
+    return ComputeRequest(
+        operation=operation,
+        shape=shape,
+        dtype=dtype,
+        jaxVersion=version,
+        loweringSemantics=semantics,
+        alsoJaxVersions=[other_version for other_version, _, _ in others if other_version],
+    )
 
 
 def _modelled(release: str | None) -> bool:

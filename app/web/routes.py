@@ -47,6 +47,7 @@ class ComputeForm:
     targetDtype: str = ""
     jaxVersion: str = ""
     loweringSemantics: str = ""
+    alsoJaxVersions: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,12 @@ async def compute(
     target_dtype: Annotated[str, Query(alias="targetDtype")] = "",
     jax_version: Annotated[str, Query(alias="jaxVersion")] = "",
     lowering_semantics: Annotated[str, Query(alias="loweringSemantics")] = "",
+    also_jax_versions: Annotated[str, Query(alias="alsoJaxVersions")] = "",
 ) -> HTMLResponse:
     """The compute form, by GET so that a verdict has a link of its own."""
-    form = ComputeForm(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
+    form = ComputeForm(
+        operation, shape, dtype, target_dtype, jax_version, lowering_semantics, also_jax_versions
+    )
     if not (operation or shape or dtype):
         return _home(form=form)
     problems = _form_problems(form)
@@ -191,6 +195,7 @@ async def compute(
                 "targetDtype": target_dtype.strip() or None,
                 "jaxVersion": jax_version.strip() or None,
                 "loweringSemantics": lowering_semantics.strip() or None,
+                "alsoJaxVersions": also_jax_versions,
             }
         )
         card = await cpu_bound(

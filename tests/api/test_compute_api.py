@@ -51,6 +51,37 @@ def test_every_fix_is_confirmed_by_asking_again(client: httpx.Client) -> None:
             assert client.post("/api/compute", json=again).json()["ok"] is True, fix
 
 
+def test_fixes_for_several_releases_pass_in_each_when_asked_again(client: httpx.Client) -> None:
+    """The copy of a (3, 8) bfloat16 block lowers in 0.12.0.1 (Warpgroup by default) and not
+    in 0.10.2 or 0.9.2 (Lane asks a multiple of 128 bytes): asked for all three, the answer
+    says so, and gives fixes that pass in each, asked again of that release alone."""
+    case = {
+        "operation": "copy_gmem_to_smem",
+        "shape": [3, 8],
+        "dtype": "bfloat16",
+        "jaxVersion": "0.12.0.1",
+        "alsoJaxVersions": "0.10.2, 0.9.2",  # a form's spelling is read too
+    }
+    body = client.post("/api/compute", json=case).json()
+    assert [
+        (each["jaxVersion"], each["loweringSemantics"], each["ok"], each["rule"])
+        for each in body["checkedIn"]
+    ] == [
+        ("0.12.0.1", "Warpgroup", True, None),
+        ("0.10.2", "Lane", False, "MGPU-COPY-WARPGROUP-BYTES"),
+        ("0.9.2", "Lane", False, "MGPU-COPY-WARPGROUP-BYTES"),
+    ]
+    assert body["fixes"]
+    for fix in body["fixes"]:
+        for release in ("0.12.0.1", "0.10.2", "0.9.2"):
+            again = {**case, "shape": fix["shape"], "dtype": fix["dtype"], "jaxVersion": release}
+            del again["alsoJaxVersions"]
+            assert client.post("/api/compute", json=again).json()["ok"] is True, (fix, release)
+    alone = client.post("/api/compute", json={**case, "alsoJaxVersions": []}).json()
+    assert [each["jaxVersion"] for each in alone["checkedIn"]] == ["0.12.0.1"]
+    assert (alone["ok"], alone["fixes"]) == (True, [])
+
+
 def test_a_lowering_case_is_ok_with_no_fixes(client: httpx.Client) -> None:
     body = client.post(
         "/api/compute", json={"operation": "pallas_call", "shape": [128], "dtype": "float32"}
@@ -158,6 +189,10 @@ def test_batch_and_sweep(client: httpx.Client) -> None:
         ({**INT4_7, "loweringSemantics": "lane"}, "loweringSemantics"),
         ({**INT4_7, "loweringSemantics": "Warpgroup", "jaxVersion": "0.9.2"}, "loweringSemantics"),
         ({**INT4_7, "operation": "pallas_call", "jaxVersion": "0.11.1"}, "jaxVersion"),
+        ({**INT4_7, "alsoJaxVersions": ["0.5.0"]}, "alsoJaxVersions"),
+        ({**INT4_7, "alsoJaxVersions": ["banana"]}, "alsoJaxVersions"),
+        ({**INT4_7, "alsoJaxVersions": ["0.10.2"] * 33}, "alsoJaxVersions"),
+        ({**INT4_7, "alsoJaxVersions": 7}, "alsoJaxVersions"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field(

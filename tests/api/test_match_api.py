@@ -306,10 +306,14 @@ def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
     )["matches"][0]
     befores = {fix["code"]["before"] for fix in copy["fix"]["fixes"]}
     assert befores == {"# kernel.py, line 3\nsmem = plgpu.SMEM((7,), jnp.int4)"}
-    # No frame dates the paste: the newest release its words allow is used, 0.12.0.1, whose
-    # default Warpgroup semantics ask no 128-byte multiple (16 bytes will do).
+    # No frame dates the paste: its words are those of every release from 0.6.0, so the fix
+    # holds in each the engine models. 0.12.0.1 alone (Warpgroup by default) would take 16
+    # bytes; Lane, the default up to 0.10.2, asks a multiple of 128.
     assert copy["fix"]["jaxVersion"] == "0.12.0.1"
-    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((32,), jnp.int4)"
+    checked = {(each["jaxVersion"], each["loweringSemantics"]) for each in copy["fix"]["checkedIn"]}
+    assert {("0.7.0", "Lane"), ("0.10.2", "Lane"), ("0.11.0", "Warpgroup")} <= checked
+    assert len(checked) == 19
+    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((256,), jnp.int4)"
     computed = client.post(
         "/api/compute",
         json={

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
@@ -168,6 +169,25 @@ def test_the_compute_page_asks_for_lowering_semantics_and_keeps_the_choice(
     refused = client.get("/compute", params={**values, "loweringSemantics": "Lanes"})
     assert refused.status_code == 422
     assert "loweringSemantics" in refused.text
+
+
+def test_an_undated_pastes_fixes_hold_in_every_release_and_its_link_shows_the_same(
+    client: httpx.Client,
+) -> None:
+    """The message alone reads every release from 0.6.0: the fix holds in each the engine
+    models, and the page's link to all fixes asks for those releases, not 0.12.0.1 alone."""
+    paste = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    answer = client.post("/", data={"text": paste}, headers={"Accept": BROWSER_ACCEPT}).text
+    assert (
+        "Every fix below passes every check in JAX 0.7.0–0.10.2 (Lane semantics) and "
+        "0.11.0–0.12.0.1 (Warpgroup semantics)." in answer
+    )
+    assert "plgpu.SMEM((256,), jnp.int4)" in answer
+    [link] = re.findall(r'href="(/compute\?[^"]*)"', answer)
+    page = client.get(html.unescape(link)).text
+    assert "plgpu.SMEM((256,), jnp.int4)" in page
+    assert "0.11.0–0.12.0.1 (Warpgroup semantics)" in page
+    assert 'name="alsoJaxVersions" value="0.12.0,' in page
 
 
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
