@@ -159,8 +159,11 @@ class ReleaseTold(NamedTuple):
 def release_told(release: ReleaseOut | None) -> ReleaseTold:
     if release is None or release.used is None:
         return ReleaseTold([], [])
-    told = release.used
-    if release.span and release.span != release.used:
+    # The releases the paste reads lead, where it reads several and none was asked for: the
+    # one the answer follows (the newest, for its links) is not a claim about the paste.
+    several = release.given is None and release.span and release.span != release.used
+    told = release.span if several else release.used
+    if release.span and release.span != release.used and not several:
         told += f" (the paste reads {release.span})"
     worded = any(evidence.kind == "wording" for evidence in release.evidence)
     if release.frames:
@@ -170,6 +173,8 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
         told += ", as the paste names it"
     elif worded:
         told += ", by the message's wording"
+    if several:
+        told += f"; the answer's links follow {release.used}"
     notes = [
         f"Release: {note}."  # the notes start with a name as written: "jaxVersion 0.8.1 but …"
         for note in (release.contradiction, release.outside)

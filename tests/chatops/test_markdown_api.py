@@ -105,7 +105,11 @@ def test_a_message_alone_says_the_releases_its_wording_reads(client: httpx.Clien
     release = client.post("/api/match", json={"text": paste}).json()["release"]
     assert [e["kind"] for e in release["evidence"]] == ["wording"]
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
-    told = f"{release['used']} (the paste reads {release['span']}), by the message's wording"
+    # The span leads: the newest release, which the links follow, is no claim about the paste.
+    assert release["used"] != release["span"]
+    told = (
+        f"{release['span']}, by the message's wording; the answer's links follow {release['used']}"
+    )
     assert f"JAX release `{told}`" in text
     until = record["record"]["olderWordings"][0]["until"]
     assert f"Matched the wording JAX printed until {until}; later releases" in text
