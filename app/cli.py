@@ -222,7 +222,8 @@ def match(
         str | None, typer.Option(help="The JAX version that printed it.")
     ] = None,
 ) -> None:
-    """Find the known errors in a pasted traceback; exit 1 when nothing matches."""
+    """Find the known errors in a pasted traceback; exit 1 when the answer names nothing: no
+    known error, no site in JAX's source, no compiler's message, no memory report."""
     from app.errors import ProblemError
     from app.services.compute import checked_jax_version
     from app.services.match import MatchRequest, MatchService
@@ -244,7 +245,7 @@ def match(
         typer.echo(answer.model_dump_json(indent=2))
     else:
         _print_matches(answer, catalog.records)
-    if not answer.matches:
+    if not (answer.matches or answer.compilerMessages or answer.memory or answer.raisePoints):
         raise typer.Exit(code=1)
 
 

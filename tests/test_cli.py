@@ -112,7 +112,7 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
     paste = tmp_path / "assert.txt"
     paste.write_text(real_tiling_assert())
     bare = errata("match", str(paste))
-    assert bare.returncode == 1
+    assert bare.returncode == 0  # no message matched, but the frame names the site
     assert "No known message matched; the paste says:\n  raised in: " in bare.stdout
     assert f"  raised in: {tiling_site()['id']}  jax/_src/pallas/mosaic_gpu/core.py:" in bare.stdout
     assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
@@ -139,7 +139,7 @@ def test_a_bare_asserts_site_is_told_with_its_curated_advice(  # type: ignore[no
     paste = tmp_path / "batched.txt"
     paste.write_text(BATCHED_DOT_ON_TRITON)
     found = errata("match", str(paste))
-    assert found.returncode == 1  # no message matched: the frame names the site
+    assert found.returncode == 0  # no message matched, but the frame names the site
     assert f"  raised in: {record['record']['id']}  jax/_src/pallas/triton/lowering.py:2348" in (
         found.stdout
     )
@@ -207,7 +207,7 @@ def test_match_names_a_compilers_own_message_instead_of_the_closest_records(  # 
         "support this comparison\n"
     )
     said = errata("match", str(paste))
-    assert said.returncode == 1
+    assert said.returncode == 0  # what libtpu said is the answer
     assert (
         "  said by libtpu (Mosaic's TPU compiler), line 1: Target does not support" in said.stdout
     )
