@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import DType
-from .rules import RULES, Condition, Quantities, Rule
+from .rules import RULES, WARPGROUP_SIZE, Condition, Quantities, Rule
 from .shapes import SMEM, Dims, MemRef, contiguous_strides, render_list, render_memref, render_tuple
 from .versions import OLDEST_MODELLED, Version
 
@@ -31,6 +31,9 @@ _LAST_LOAD_BYTEWIDTH = (0, 7, 1)
 # Up to _LAST_LATE_PIPELINE a pallas_call lowered the kernel's body (the x_ref[...] load)
 # before it built the pipeline's TMA descriptors and sized its SMEM (lowered with each release).
 _LAST_LATE_PIPELINE = (0, 8, 1)
+# Up to 0.9.1 a strided layout's vector was 8 bytes (or elements // 128) even where that did
+# not divide the elements; 0.9.2 halves it until it does (found by lowering 0.7.0).
+_LAST_UNHALVED_VECTOR = (0, 9, 1)
 _EARLY_PIPELINE = (0, 8, 2)
 # A kernel's lowering semantics (``plgpu.CompilerParams(lowering_semantics=...)``): Lane
 # until 0.10.2, Warpgroup from 0.11.0 unless the compiler params ask for Lane.
@@ -196,6 +199,7 @@ _PALLAS_CALL_LOWERING = (
     *(Step(step.rule, since=_EARLY_PIPELINE) for step in _TMA_DESCRIPTOR),
     Step(RULES["MGPU-LOAD-BYTEWIDTH"], until=_LAST_LOAD_BYTEWIDTH),
     Step(RULES["MGPU-WGSTRIDED-ELEMENT-MULTIPLE"]),
+    Step(RULES["MGPU-WGSTRIDED-VECTOR-MULTIPLE"], until=_LAST_UNHALVED_VECTOR),
     *(Step(step.rule, until=_LAST_LATE_PIPELINE) for step in _TMA_DESCRIPTOR),
     Step(_CAPACITY.rule, until=_LAST_LATE_PIPELINE),
     Step(RULES["MGPU-POINTWISE-NARROW-BITWIDTH"]),
@@ -359,6 +363,8 @@ def measure(
         # From 0.12.0 a slice of unit dimensions copies one element along its last one.
         "slice_minor": np.where(last_non_unit >= 0, picked, 1),
         "slice_max": dims.max(axis=1, initial=0),
+        # The vector WGStridedFragLayout gave each thread up to 0.9.1: 8 bytes, never shortened.
+        "unhalved_vector": np.minimum(64 // dtype.bits, elements // WARPGROUP_SIZE),
         "region_bits": total_bits,
         "region_bytes": total_bits // 8,
         "target_bits": target.bits if target else 0,

@@ -187,6 +187,24 @@ def _explain_element_multiple_sub_byte(q: Quantities) -> str:
     )
 
 
+def _unhalved_vector_misfits(q: Quantities) -> Any:
+    """A multiple of 128 elements whose vector (8 bytes, at most elements // 128) does not
+    divide it: ``WGStridedFragLayout`` raised ``ValueError((layout, 128))`` until 0.9.2 halved
+    the vector instead."""
+    elements = np.asarray(q["elements"])
+    fits = (elements % np.maximum(np.asarray(q["unhalved_vector"]) * WARPGROUP_SIZE, 1)) == 0
+    return (q["bits"] % 8 == 0) & (elements % WARPGROUP_SIZE == 0) & (elements > 0) & ~fits
+
+
+def _explain_unhalved_vector(q: Quantities) -> str:
+    vec = q["unhalved_vector"]
+    return (
+        f"{q['elements']} elements of {q['bits']} bits: each thread loads vectors of {vec} "
+        f"(8 bytes, at most {q['elements']} // 128); {_mod(q['elements'], vec * WARPGROUP_SIZE)}"
+        "; from 0.9.2 JAX shortens the vector until it fits"
+    )
+
+
 def _explain_bitcast_region(q: Quantities) -> str:
     return (
         f"{q['region_bytes']} bytes × 8 = {q['region_bits']} bits; "
@@ -705,6 +723,15 @@ _RULES: tuple[Rule, ...] = (
         lambda q: q["bits"] <= 8 and q["bits"] != 1,
         lambda q: f"{q['dtype_name']} is {q['bits']} bits wide; arithmetic needs 16 or 32 bits",
         since=(0, 9, 1),
+    ),
+    _rule(
+        "MGPU-WGSTRIDED-VECTOR-MULTIPLE",
+        None,
+        "Up to JAX 0.9.1 the strided layout's vector did not shrink to fit the element count.",
+        "ValueError",
+        "(WGStridedFragLayout(shape={shape_tuple}, vec_size={unhalved_vector}), {WARPGROUP_SIZE})",
+        _unhalved_vector_misfits,
+        _explain_unhalved_vector,
     ),
     _rule(
         "MGPU-PALLAS-CALL-UNREGISTERED",

@@ -47,6 +47,10 @@ _ASSERTIONS = {
         'assert max(shape, default=0) <= 256, "TMA copies at most 256 elements per dimension"'
     ),
     "MGPU-WGSTRIDED-ELEMENT-MULTIPLE": _STRIDED_LAYOUT,
+    "MGPU-WGSTRIDED-VECTOR-MULTIPLE": (
+        "assert elements % (128 * min(64 // bits, elements // 128)) == 0, "
+        '"x_ref[...] needs whole 8-byte vectors per thread (JAX 0.9.1 and earlier)"'
+    ),
     "MGPU-DTYPE-BITCAST-1D": 'assert len(shape) == 1, "only 1-D buffers can be bitcast"',
     "MGPU-DTYPE-BITCAST-REGION": (
         "assert elements * bits % target_bits == 0, "
