@@ -4,7 +4,7 @@ Plain Python, numpy and ml_dtypes; the API layer maps these dataclasses to JSON.
 """
 
 from .dtypes import DTYPES, DType, parse_dtype
-from .engine import Case, CheckResult, Violation, check, check_in_each, resolve
+from .engine import CheckResult, Violation, check, check_in_each, resolve
 from .errors import AlignmentInputError, ShapeError, UnknownDTypeError
 from .fixes import CodeChange, Fix, fixes_for, suggest_fixes
 from .operations import OPERATIONS, SEMANTICS, Operation
@@ -29,7 +29,6 @@ __all__ = [
     "RULES",
     "SEMANTICS",
     "AlignmentInputError",
-    "Case",
     "CheckResult",
     "CodeChange",
     "DType",
