@@ -151,6 +151,9 @@ def test_pad_takes_the_release_and_its_lowering_semantics(client: httpx.Client) 
     assert "passes every check" in default and "lowering semantics* `Warpgroup`" in default
     assert "Got bytes=16 but warpgroup size is 128" in lane
     assert "lowering semantics* `Lane`" in lane
+    both = block_texts(slack(client, f"{asked} also=0.9.2,0.10.2").json())
+    assert "lowers in JAX 0.12.0.1, not in 0.9.2, 0.10.2" in both
+    assert "plgpu.SMEM((64,), jnp.bfloat16)" in both
 
 
 def test_pad_computes_the_verdict_and_fixes(client: httpx.Client) -> None:
