@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -42,6 +43,16 @@ cli.add_typer(db_cli, name="db")
 out = Console(soft_wrap=True, highlight=False, markup=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
 FIXES_SHOWN = 3
+# The compute request's fields, as ``errata compute`` names its options.
+_COMPUTE_OPTIONS = {
+    "operation": "operation",
+    "shape": "shape",
+    "dtype": "dtype",
+    "targetDtype": "target-dtype",
+    "jaxVersion": "jax-version",
+    "alsoJaxVersions": "also-in",
+    "loweringSemantics": "lowering-semantics",
+}
 WheelsOption = Annotated[
     Path,
     typer.Option(help="Where the wheels of releases the git repository lacks are kept."),
@@ -337,7 +348,14 @@ def _print_card(card: Card) -> None:
 def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
     """The answer as a person reads it in a terminal; ``known`` is the catalog's view of the
     records, for the advice of those the engine computes no fix for."""
-    from app.rendering.cards import keyword_text, primitive_text, release_told, what_to_do
+    from app.rendering.cards import (
+        compute_fields,
+        keyword_text,
+        primitive_text,
+        release_told,
+        releases_checked,
+        what_to_do,
+    )
 
     told = release_told(answer.release)
     for label, value in told.facts:
@@ -405,19 +423,20 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
             continue
         if found.fix.firstViolation is not None:
             out.print(Text.assemble("  JAX says: ", (found.fix.firstViolation.message, "red")))
+        for line in releases_checked(found.fix):
+            out.print(Text(f"  {line}"))
         _print_fixes(found.fix.fixes)
         hidden = len(found.fix.fixes) - FIXES_SHOWN
         if hidden > 0:
-            from app.alignment import render_tuple
-
-            fix = found.fix
-            shape = render_tuple(tuple(fix.shape))
-            command = f"errata compute --operation {fix.operation} --shape '{shape}'"
-            command += f" --dtype {fix.dtype}"
-            if fix.targetDtype:
-                command += f" --target-dtype {fix.targetDtype}"
+            options = [
+                f"--{_COMPUTE_OPTIONS[name]} {shlex.quote(value)}"
+                for name, value in compute_fields(found.fix).items()
+                if value is not None
+            ]
             more = "fix" if hidden == 1 else "fixes"
-            out.print(Text(f"  {hidden} more {more}: {command}", style="dim"))
+            out.print(
+                Text(f"  {hidden} more {more}: errata compute {' '.join(options)}", style="dim")
+            )
     if answer.raisePoints:  # an exception of the chain no message matched, as the pages say
         out.print(Text("An exception no message matched:", style="yellow"))
         _print_raise_points(answer, known)

@@ -328,6 +328,26 @@ def test_match_says_how_many_fixes_it_left_out_and_how_to_see_them(errata) -> No
     assert int(hidden.split()[0]) == len(every) - 3
 
 
+def test_an_undated_messages_command_for_more_fixes_gives_the_same_fixes(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    """The message alone reads every release from 0.6.0: its fixes hold in each the engine
+    models, and so do those of the command that lists them all."""
+    paste = tmp_path / "message.txt"
+    paste.write_text("ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n")
+    shown = errata("match", str(paste)).stdout
+    assert (
+        "  Every fix below passes every check in JAX 0.7.0–0.10.2 (Lane semantics) and "
+        "0.11.0–0.12.0.1 (Warpgroup semantics)." in shown
+    )
+    [more] = [line for line in shown.splitlines() if " more fix" in line]
+    command = more.strip().partition(": ")[2]
+    listed = json.loads(errata(*shlex.split(command)[1:], "--json").stdout)
+    matched = json.loads(errata("match", str(paste), "--json").stdout)["matches"][0]["fix"]
+    assert listed["fixes"] == matched["fixes"]
+    assert listed["checkedIn"] == matched["checkedIn"]
+
+
 def test_colour_on_a_terminal_and_plain_when_piped(errata) -> None:  # type: ignore[no-untyped-def]
     traceback = str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")
     piped = errata("match", traceback)

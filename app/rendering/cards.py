@@ -310,7 +310,7 @@ def _match_card(
         text.append(f"No fix computed: {match.fixUnavailable}.")
     if fix is not None:
         text.extend(_later_checks(fix))
-        text.extend(_releases_checked(fix))
+        text.extend(releases_checked(fix))
     fixes = _fix_cards(fix) if fix else ()
     closest: tuple[Link, ...] = ()
     if match.keyword is not None:
@@ -460,12 +460,12 @@ def compute_card(response: ComputeResponse, links: Links) -> Card:
             facts=tuple(facts),
             text=(
                 *(f"JAX {each.jaxVersion} fails {each.rule}." for each in failing),
-                *_releases_checked(response),
+                *releases_checked(response),
             ),
             fixes=_fix_cards(response),
             links=_all_fixes(response, links),
         )
-    text = [*_later_checks(response), *_releases_checked(response)]
+    text = [*_later_checks(response), *releases_checked(response)]
     pages = [Link("Record page", links.record(first.errorId))] if first.errorId else []
     return Card(
         title=f"{first.errorClass}: {first.message}",
@@ -548,7 +548,7 @@ def _later_checks(response: ComputeResponse) -> list[str]:
     ]
 
 
-def _releases_checked(response: ComputeResponse) -> list[str]:
+def releases_checked(response: ComputeResponse) -> list[str]:
     """Where the fixes were checked, when in more than one release: each semantics' releases."""
     if len(response.checkedIn) < 2 or not response.fixes:
         return []
@@ -615,16 +615,21 @@ def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ..
     """A link to the compute page for these values, where every fix is listed."""
     if response is None or not response.fixes:
         return ()
+    return (Link("All fixes", links.compute(**compute_fields(response))),)
+
+
+def compute_fields(response: ComputeResponse) -> dict[str, str | None]:
+    """The compute request that gives this answer again, with every fix: a link's query,
+    a command's options."""
     # Releases checked under different semantics are each under its default: none was asked.
     semantics = {each.loweringSemantics for each in response.checkedIn}
     also = [each.jaxVersion for each in response.checkedIn[1:]]
-    url = links.compute(
-        operation=response.operation,
-        shape=render_tuple(tuple(response.shape)),
-        dtype=response.dtype,
-        targetDtype=response.targetDtype,
-        jaxVersion=response.jaxVersion,
-        alsoJaxVersions=",".join(also) if also else None,
-        loweringSemantics=response.loweringSemantics if len(semantics) == 1 else None,
-    )
-    return (Link("All fixes", url),)
+    return {
+        "operation": response.operation,
+        "shape": render_tuple(tuple(response.shape)),
+        "dtype": response.dtype,
+        "targetDtype": response.targetDtype,
+        "jaxVersion": response.jaxVersion,
+        "alsoJaxVersions": ",".join(also) if also else None,
+        "loweringSemantics": response.loweringSemantics if len(semantics) == 1 else None,
+    }
