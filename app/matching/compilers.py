@@ -245,6 +245,31 @@ def misaligned_block(details: str) -> str | None:
     )
 
 
+# libtpu's check of a slice of a ref along one of its tiled dimensions, with its figures:
+# "Slice shape along dimension 2 must be aligned to tiling (8), but is 2." (pytorch/xla#8797).
+_MISALIGNED_SLICE = re.compile(
+    r"Slice shape along dimension (?P<dim>\d+) must be aligned to tiling \((?P<tile>\d+)\),"
+    r"\s*but is (?P<size>\d+)"
+)
+
+
+def misaligned_slice(details: str) -> str | None:
+    """What size the sliced dimension could have instead, from the figures the message
+    prints: the multiples of its tiling nearest the slice's size."""
+    found = _MISALIGNED_SLICE.search(details)
+    if found is None:
+        return None
+    dim, tile, size = (int(found[group]) for group in ("dim", "tile", "size"))
+    if tile < 2 or size % tile == 0:
+        return None
+    fits = sorted({max(tile, size // tile * tile), -(-size // tile) * tile})
+    return (
+        f"Here the slice fits with a size of {' or '.join(map(str, fits))} instead of {size} "
+        f"along dimension {dim} (a multiple of its tiling, {tile}), starting at a multiple of "
+        f"{tile}, or with the ref's whole size along it"
+    )
+
+
 # What to do about libtpu's own messages behind Mosaic's TPU wrapper, each seen in a real
 # report: libtpu's words (a pattern read from the message's start), what the reports and
 # maintainers say they mean, and what can be worked out from the figures that follow the
@@ -260,6 +285,24 @@ _MOSAIC_TPU_ADVICE = (
         "32 for 8-bit dtypes; 128 lanes): a block of 8 rows fits float32 but not bfloat16. "
         "Derive the block's rows from the dtype, or use the whole dimension",
         misaligned_block,
+    ),
+    (
+        re.compile(r"Slice shape along dimension \d+ must be aligned to tiling"),
+        "A slice of a ref (not of a value loaded from it) does not cover whole tiles along the "
+        "dimension named. Mosaic lays out a ref's last two dimensions in tiles, whose size the "
+        "message prints: 128 lanes in the last, and in the second-to-last commonly 8 rows of "
+        "32-bit data, 16 of 16-bit and 32 of 8-bit (fewer for a ref of only a few rows: a ref "
+        "of 2 rows is tiled by 2). A ref sliced as a ref, for a DMA or to pass on "
+        "(x_ref.at[…], pl.ds in pltpu.async_copy or pltpu.sync_copy, a pipeline's blocks), "
+        "must start and end on tile boundaries there (JAX's Pallas TPU guide, 'Accessing "
+        "memory'; jaxlib/mosaic's own check of tpu.memref_slice, from JAX 0.10.0, prints "
+        "'Slice sizes along tiled dimensions must be aligned to tiles'; pytorch/xla#8797: "
+        "'(8), but is 2'). "
+        "Slice a multiple of the tiling, starting at a multiple of it, or the whole dimension; "
+        "or copy whole tiles and take the part needed from the value loaded "
+        "(x_ref[...][:, :64]); or move that dimension out of the last two, reshaping the "
+        "array before the pallas_call so that it leads",
+        misaligned_slice,
     ),
     (
         re.compile(r"[^\n]*?\b(?:E2001\b|CompileTimeMosaicUnsupportedRhsType)"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.matching.compilers import compiler_messages, misaligned_block
+from app.matching.compilers import compiler_messages, misaligned_block, misaligned_slice
 
 CASES = [
     # jax#30104: the message on the wrapper's own line
@@ -126,6 +126,14 @@ ADVISED = [
         "({0:T(128)S(1)}) for an operand of shape s32[0].\n",
         "pass no zero-size operand",
     ),
+    # pytorch/xla#8797: a slice of a ref 2 wide along a dimension tiled by 8, in inline code
+    (
+        "It cannot work,  got this error `RuntimeError: Bad StatusOr access: INTERNAL: Mosaic "
+        "failed to compile TPU kernel: Slice shape along dimension 2 must be aligned to tiling "
+        "(8), but is 2.`",
+        "Here the slice fits with a size of 8 instead of 2 along dimension 2 (a multiple of its "
+        "tiling, 8)",
+    ),
     # pytorch/helion#3204, the wrapper's words retyped in lower case
     (
         "```\nmosaic failed to compile TPU kernel: Invalid vector type for load\n"
@@ -167,6 +175,52 @@ def test_libtpus_own_messages_say_what_to_do(paste: str, advice: str) -> None:
 )
 def test_e2002s_block_is_worked_out_from_its_figures(details: str, block: str | None) -> None:
     assert misaligned_block(details) == block
+
+
+@pytest.mark.parametrize(
+    ("message", "size"),
+    [
+        (  # pytorch/xla#8797: rows, smaller than one tile
+            "Slice shape along dimension 2 must be aligned to tiling (8), but is 2.",
+            "Here the slice fits with a size of 8 instead of 2 along dimension 2 (a multiple of "
+            "its tiling, 8), starting at a multiple of 8, or with the ref's whole size along it",
+        ),
+        (  # a DMA of one row of a ref of two rows (openxla/xla's docs, error 2xxx)
+            "Slice shape along dimension 1 must be aligned to tiling (2), but is 1.at location: "
+            'loc("dma_start:"',
+            "Here the slice fits with a size of 2 instead of 1 along dimension 1 (a multiple of "
+            "its tiling, 2), starting at a multiple of 2, or with the ref's whole size along it",
+        ),
+        (  # lanes, past one tile: the multiples on either side
+            "Slice shape along dimension 1 must be aligned to tiling (128), but is 200.",
+            "Here the slice fits with a size of 128 or 256 instead of 200 along dimension 1 (a "
+            "multiple of its tiling, 128), starting at a multiple of 128, or with the ref's "
+            "whole size along it",
+        ),
+        # a size that is a multiple already: nothing to work out
+        ("Slice shape along dimension 0 must be aligned to tiling (8), but is 16.", None),
+    ],
+)
+def test_a_slices_size_is_worked_out_from_its_figures(message: str, size: str | None) -> None:
+    assert misaligned_slice(message) == size
+
+
+def test_a_misaligned_slice_says_what_the_tiling_is_and_how_to_fit_it() -> None:
+    """The advice tells a slice of a ref from a load, names the tiles and the ways out."""
+    paste = (
+        "INTERNAL: Mosaic failed to compile TPU kernel: Slice shape along dimension 2 must be "
+        "aligned to tiling (128), but is 64.\n"
+    )
+    [said] = compiler_messages(paste)
+    for words in (
+        "A slice of a ref",
+        "128 lanes in the last",
+        "8 rows of 32-bit data, 16 of 16-bit and 32 of 8-bit",
+        "pltpu.async_copy",
+        "Slice a multiple of the tiling",
+        "a size of 128 instead of 64",
+    ):
+        assert words in said.why, words
 
 
 def test_a_libtpu_message_no_report_explains_says_only_whose_it_is() -> None:
