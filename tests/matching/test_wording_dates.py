@@ -229,10 +229,11 @@ def test_a_message_of_sites_alike_in_all_else_is_the_newest_releases() -> None:
 def test_a_message_is_dated_only_by_the_records_raising_the_class_it_is_printed_with() -> None:
     """Pallas TPU's lowering raised ``LoweringException: Body failed to verify: …`` in
     0.4.24–0.4.31; SparseCore's lowering raises the same words as a ValueError from 0.7.2.
-    jax#20046's paste, printed with the former's class, is not of the latter's releases."""
+    jax#20046's paste, printed with the former's class, is not of the latter's releases. The
+    index is built from the mined sites of those words, the kernel's a curated record's."""
     from app.matching.matcher import match_paste
 
-    from .catalog import everything
+    from .catalog import mined_sites
 
     paste = (
         'jax._src.pallas.mosaic.lowering.LoweringException: Body failed to verify: "func.func"'
@@ -240,14 +241,19 @@ def test_a_message_is_dated_only_by_the_records_raising_the_class_it_is_printed_
         "}) : () -> ().\nThis is an internal error. Please report a bug at: "
         "https://github.com/google/jax/issues/new?assignees=sharadmv.\n"
     )
+    sites = [s for s in mined_sites() if s["errorMessage"].startswith("Body failed to verify: ")]
+    index = PatternIndex.build(
+        [
+            PatternEntry(
+                s["id"], s["matchPattern"], "current", {"exception_class": s["errorClass"]}
+            )
+            for s in sites
+        ]
+    )
     frames = FrameIndex.load()
-    report = match_paste(paste, everything(), None, frames)
+    report = match_paste(paste, index, None, frames)
     [match] = report.matches
-    classes = {
-        item["record"]["id"]: item["record"]["errorClass"]
-        for item in map(json.loads, MINED_SITES.read_text(encoding="utf-8").splitlines())
-        if "record" in item
-    }
+    classes = {s["id"]: s["errorClass"] for s in sites}
     assert classes[match.record_id] == "LoweringException"
     assert {classes[r] for r in match.alternatives} > {"LoweringException"}  # a ValueError too
     raising = [
