@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +25,11 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import CURATED_SEED_PATHS, REPO_ROOT, Settings, load_settings
 from app.db import make_engine, make_session_factory
+from app.knowledge.mining import MINED_SITES
 from app.migrate import upgrade
+from app.records.importer import import_paths
+from app.records.version_watch import VersionWatch
+from app.services.catalog import Catalog, CatalogCache
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ERRATA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -57,6 +62,29 @@ class Backend:
             connection.execute(text(f'CREATE DATABASE "{name}"'))
         self._created.append(name)
         return make_url(POSTGRES_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+    @contextmanager
+    def curated_catalog(self, sites: Collection[str]) -> Iterator[Catalog]:
+        """The curated records and, of the mined sites, only ``sites`` (a mined record, or
+        the annotation of a curated record's site), in a new database of their own."""
+        settings = load_settings(database_url=self.new_database())
+        engine = make_engine(settings.resolved_database_url)
+        upgrade(settings, engine)
+        mined = self._tmp.mktemp("mined") / "sites.jsonl"
+        mined.write_text(
+            "".join(
+                line
+                for line in MINED_SITES.read_text(encoding="utf-8").splitlines(keepends=True)
+                if any(
+                    f'"id": "{site}"' in line or f'"recordId": "{site}"' in line for site in sites
+                )
+            ),
+            encoding="utf-8",
+        )
+        sessions = make_session_factory(engine)
+        import_paths(sessions, [*CURATED_SEED_PATHS, mined])
+        yield CatalogCache(sessions, VersionWatch()).current()
+        engine.dispose()
 
     def close(self) -> None:
         if self._admin is None:

@@ -8,15 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import CURATED_SEED_PATHS, load_settings
-from app.db import make_engine, make_session_factory
-from app.knowledge.mining import MINED_SITES
-from app.migrate import upgrade
-from app.records.importer import import_paths
-from app.records.version_watch import VersionWatch
-from app.services.catalog import Catalog, CatalogCache
+from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchResponse, MatchService
 from tests.conftest import Backend
 
@@ -105,26 +98,13 @@ REPORTS = [
 
 
 @pytest.fixture(scope="module")
-def catalog(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+def catalog(backend: Backend) -> Iterator[Catalog]:
     """What people wrote, and what mining says of these sites and of those of the same
     words, in a database of its own."""
-    settings = load_settings(database_url=backend.new_database())
-    engine = make_engine(settings.resolved_database_url)
-    upgrade(settings, engine)
-    sessions: sessionmaker[Session] = make_session_factory(engine)
-    sites = (BODY_FAILED_TO_VERIFY, MATMUL_OPERANDS, REPEAT_LAYOUTS, *SAME_WORDS)
-    mined = tmp_path_factory.mktemp("mined") / "sites.jsonl"
-    mined.write_text(
-        "".join(
-            line
-            for line in MINED_SITES.read_text(encoding="utf-8").splitlines(keepends=True)
-            if any(f'"id": "{site}"' in line or f'"recordId": "{site}"' in line for site in sites)
-        ),
-        encoding="utf-8",
-    )
-    import_paths(sessions, [*CURATED_SEED_PATHS, mined])
-    yield CatalogCache(sessions, VersionWatch()).current()
-    engine.dispose()
+    with backend.curated_catalog(
+        (BODY_FAILED_TO_VERIFY, MATMUL_OPERANDS, REPEAT_LAYOUTS, *SAME_WORDS)
+    ) as catalog:
+        yield catalog
 
 
 def answer(catalog: Catalog, text: str) -> MatchResponse:

@@ -8,18 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy.orm import Session, sessionmaker
 
-from app.config import CURATED_SEED_PATHS, load_settings
-from app.db import make_engine, make_session_factory
+from app.config import CURATED_SEED_PATHS
 from app.knowledge.mining import MINED_SITES
 from app.matching.frames import FrameIndex
-from app.migrate import upgrade
-from app.records.importer import import_paths
-from app.records.version_watch import VersionWatch
 from app.rendering.cards import match_cards
 from app.rendering.links import Links
-from app.services.catalog import Catalog, CatalogCache
+from app.services.catalog import Catalog
 from app.services.computed import closest_curated
 from app.services.match import MatchRequest, MatchResponse, MatchService
 from tests.conftest import Backend
@@ -48,24 +43,10 @@ LANE_WORDING = (
 
 
 @pytest.fixture(scope="module")
-def catalog(backend: Backend, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Catalog]:
+def catalog(backend: Backend) -> Iterator[Catalog]:
     """What people wrote, and two sites known only from the source, in a database of its own."""
-    settings = load_settings(database_url=backend.new_database())
-    engine = make_engine(settings.resolved_database_url)
-    upgrade(settings, engine)
-    sessions: sessionmaker[Session] = make_session_factory(engine)
-    mined = tmp_path_factory.mktemp("mined") / "sites.jsonl"
-    mined.write_text(
-        "".join(
-            line
-            for line in MINED_SITES.read_text(encoding="utf-8").splitlines(keepends=True)
-            if any(f'"id": "{site}"' in line for site in (TMEM_SITE, STRIDES_SITE))
-        ),
-        encoding="utf-8",
-    )
-    import_paths(sessions, [*CURATED_SEED_PATHS, mined])
-    yield CatalogCache(sessions, VersionWatch()).current()
-    engine.dispose()
+    with backend.curated_catalog((TMEM_SITE, STRIDES_SITE)) as catalog:
+        yield catalog
 
 
 def answer(catalog: Catalog, text: str) -> MatchResponse:
