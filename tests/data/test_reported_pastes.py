@@ -22,10 +22,10 @@ SAME_WORDS = ("95e819a0b1e6874f", "0c1ae5572a829aff")
 
 # jax-ml/jax#20046 (JAX 0.4.25): jnp.exp of one element of a ref left in VMEM; cut by the page.
 JAX_20046 = """\
-  File "/build/work/99cfc82c986b79a05c676f893b555558d643/google3/runfiles/google3/experimental/\
+  File "/build/99cfc82c986b79a05c676f893b555558d643/google3/runfiles/google3/experimental/\
 users/wuxiao/try_jax/jax_playground_test.py", line 97, in test_scalar_exp
     out = pallas.pallas_call(
-  File "/build/work/99cfc82c986b79a05c676f893b555558d643/google3/runfiles/google3/third_party/py/\
+  File "/build/99cfc82c986b79a05c676f893b555558d643/google3/runfiles/google3/third_party/py/\
 jax/_src/pallas/pallas_call.py", line 562, in wrapped
     out_flat = pallas_call_p.bind(
 jax._src.source_info_util.JaxStackTraceBeforeTransformation: jax._src.pallas.mosaic.lowering.\
