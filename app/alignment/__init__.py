@@ -4,7 +4,7 @@ Plain Python, numpy and ml_dtypes; the API layer maps these dataclasses to JSON.
 """
 
 from .dtypes import DTYPES, DType, parse_dtype
-from .engine import CheckResult, Violation, check, check_in_each, resolve
+from .engine import CheckResult, Violation, check, resolve
 from .errors import AlignmentInputError, ShapeError, UnknownDTypeError
 from .fixes import CodeChange, Fix, fixes_for, suggest_fixes
 from .operations import OPERATIONS, SEMANTICS, Operation
@@ -42,7 +42,6 @@ __all__ = [
     "Violation",
     "Wording",
     "check",
-    "check_in_each",
     "fixes_for",
     "parse_dtype",
     "parse_memref",

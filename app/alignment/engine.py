@@ -217,14 +217,6 @@ def check_case(case: Case) -> CheckResult:
     )
 
 
-def check_in_each(case: Case) -> tuple[CheckResult, ...]:
-    """The verdict in every release of the case, its own first."""
-    return tuple(
-        check_case(replace(case, version=version, semantics=semantics, also=()))
-        for version, semantics in case.releases
-    )
-
-
 def check(
     operation: str,
     shape: ShapeLike,

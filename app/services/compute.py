@@ -30,7 +30,6 @@ from app.alignment import (
     Fix,
     Violation,
     check,
-    check_in_each,
     fixes_for,
     parse_dtype,
     parse_version,
@@ -468,10 +467,21 @@ def _answer(
     also_in: tuple[str, ...],
     limit: int,
 ) -> tuple[tuple[CheckResult, ...], tuple[Fix, ...]]:
-    """The engine's verdict in each release asked, and up to ``limit`` fixes that pass in
-    all of them (none when the values pass everywhere already)."""
+    """The engine's verdict in each release asked (remembered apart: a match has asked most
+    of them already), and up to ``limit`` fixes that pass in all of them (none when the
+    values pass everywhere already)."""
     case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics, also_in)
-    results = check_in_each(case)
+    results = tuple(
+        cached_check(
+            operation=operation,
+            shape=shape,
+            dtype=dtype,
+            target_dtype=target_dtype,
+            jax_version=version,
+            lowering_semantics=lowering_semantics,
+        )
+        for version in (jax_version, *also_in)
+    )
     failing = not all(result.ok for result in results)
     return results, tuple(fixes_for(case, limit)) if failing and limit else ()
 
