@@ -364,7 +364,9 @@ def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> No
         out.print(Text(note, style="yellow"))
     if not answer.matches:
         # what a compiler, a memory report or JAX's own frame says is still an answer
-        if answer.compilerMessages or answer.memory or answer.raisePoints:
+        if answer.raisePoints and answer.raisePoints[0].via == "cut":
+            out.print(Text("The traceback ends before its message; it ends at:", style="yellow"))
+        elif answer.compilerMessages or answer.memory or answer.raisePoints:
             out.print(Text("No known message matched; the paste says:", style="yellow"))
         else:
             out.print(Text("No known error found.", style="yellow"))
@@ -448,11 +450,14 @@ def _print_raise_points(answer: MatchResponse, known: Mapping[str, RecordInfo]) 
 
     for number, point in enumerate(answer.raisePoints[:3]):
         named = point.errorId or "(no site)"
-        out.print(Text.assemble("  raised in: ", (named, "cyan"), "  "), end="")
+        label = "  ends in: " if point.via == "cut" else "  raised in: "
+        out.print(Text.assemble(label, (named, "cyan"), "  "), end="")
         out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
         if point.sourceUrl:
             out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
         advised = known.get(point.errorId) if point.errorId and number == 0 else None
+        if advised is not None and point.via == "cut":
+            out.print(Text(f"    JAX's message there: {advised.message}"))
         for line in what_to_do(advised.solutions if advised else ()):
             out.print(Text(f"    {line}"))
 

@@ -161,6 +161,28 @@ def test_match_names_the_site_of_an_exception_no_message_matched_beside_the_matc
     assert "jax/_src/pallas/mosaic/lowering.py:1516, _scan_lowering_rule" in pointed
 
 
+def test_match_names_the_site_a_traceback_cut_before_its_message_ends_at(  # type: ignore[no-untyped-def]
+    errata, tmp_path: Path
+) -> None:
+    """The lowering traceback alone, its exception line cut: the site, JAX's message there
+    and the record's advice, as an answer (exit 0)."""
+    real = TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"
+    lines = real.read_text().splitlines()
+    header = max(n for n, line in enumerate(lines) if line.startswith("Traceback"))
+    whole = json.loads(errata("match", "--json", str(real)).stdout)
+    matched = whole["matches"][0]
+    paste = tmp_path / "cut.txt"
+    paste.write_text("\n".join(lines[header:-1]) + "\n")
+    found = errata("match", str(paste))
+    assert found.returncode == 0, found.stdout
+    told, site = found.stdout.split("The traceback ends before its message; it ends at:\n")
+    assert f"JAX release: {matched['source']['release']}, from " in told
+    place = f"{matched['source']['filePath']}:{matched['source']['line']}"
+    assert site.startswith(f"  ends in: {matched['errorId']}  {place}, ")
+    assert "\n    JAX's message there: Can only transfer integer bytes (shape=" in site
+    assert "\n    What to do: " in site and "similar:" not in site
+
+
 def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore[no-untyped-def]
     errata, tmp_path: Path
 ) -> None:

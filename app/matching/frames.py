@@ -170,7 +170,9 @@ class RaisePoint:
     releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
     paste_line: int  # the frame's (or the quoted statement's) line among the lines read
     reason: str
-    via: Literal["frame", "quote"] = "frame"  # "quote": the paste shows the statement
+    # "quote": the paste shows the statement; "cut": the traceback ends at the frame, before
+    # its exception line
+    via: Literal["frame", "quote", "cut"] = "frame"
 
 
 class Calling(NamedTuple):
@@ -677,6 +679,43 @@ class FrameIndex:
         if found is None:
             return []
         frame, source = found
+        chosen, spanning = self._pointed_sites(frame, source, short_class, possible)
+        if not chosen:
+            said = "\n".join(lines[exception_line : exception_line + MAX_SAID_LINES])
+            return self._frame_point(frame, short_class, said, spanning)
+        return [
+            self._raise_point(number, frame, mask, shown, short_class)
+            for _, number, mask, shown in chosen
+        ]
+
+    def cut_points(
+        self,
+        lines: Sequence[str],
+        structure: frozenset[int],
+        end_line: int,
+        possible: Iterable[str] = (),
+    ) -> list[RaisePoint]:
+        """The sites a traceback cut before its exception line ends at (a paste stopped at
+        the last frame, a page that hid the rest): those on its last frame's line in the
+        paste's releases, or whose statement its source line shows. ``end_line`` is where
+        the exception line would have been. Not knowing the class, the function's other
+        sites are no answer, nor is a line with no site: JAX may have raised deeper."""
+        found = self.raising_frame(lines, structure, end_line, None)
+        if found is None:
+            return []
+        frame, source = found
+        # With no class to go by, only the sites the frame's line or source shows are chosen.
+        chosen, _ = self._pointed_sites(frame, source, "", possible)
+        cut = "the traceback ends at this frame, before its message"
+        points = [self._raise_point(n, frame, mask, shown, "") for _, n, mask, shown in chosen]
+        return [replace(point, via="cut", reason=f"{cut}; {point.reason}") for point in points]
+
+    def _pointed_sites(
+        self, frame: Frame, source: str, short_class: str, possible: Iterable[str]
+    ) -> tuple[list[tuple[int, int, int, str | None]], int]:
+        """The sites ``frame`` (showing ``source``) points at, surest first, as (rank, site,
+        the releases with it on the frame's line, what the source line shows); and the
+        releases whose function spans the frame's line (the paste's, where some are)."""
         on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
         # The releases the paste reads, where the frame's function spans its line in one:
         # a frame of another release than the rest (a paste put together) keeps its own.
@@ -686,7 +725,6 @@ class FrameIndex:
             read = 0
         for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
             on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
-        # rank, site, the releases with it on the frame's line, what the source line shows
         ranked: list[tuple[int, int, int, str | None]] = []
         fallback: list[tuple[int, int, int, str | None]] = []
         raised = _RAISED.match(source)
@@ -717,13 +755,7 @@ class FrameIndex:
                 fallback.append((rank, number, mask, shown))
         chosen = ranked or fallback
         chosen.sort(key=lambda item: -item[0])
-        if not chosen:
-            said = "\n".join(lines[exception_line : exception_line + MAX_SAID_LINES])
-            return self._frame_point(frame, short_class, said, spanning & read or spanning)
-        return [
-            self._raise_point(number, frame, mask, shown, short_class)
-            for _, number, mask, shown in chosen
-        ]
+        return chosen, spanning & read or spanning
 
     def _frame_point(
         self, frame: Frame, short_class: str, said: str, releases: int

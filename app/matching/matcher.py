@@ -173,8 +173,9 @@ class MatchReport:
     unmatched: tuple[FoundException, ...]  # exceptions no record matched
     release: ReleaseReading | None = None  # read when a frame index is given
     # Where a JAX frame raised an exception no message matched (a bare AssertionError, a
-    # message built at run time), the sites it points at, surest first; then the sites
-    # whose statement the paste quotes outside a traceback, which nothing else names.
+    # message built at run time), the sites it points at, surest first; then the sites a
+    # traceback cut before its message ends at, and those whose statement the paste quotes
+    # outside a traceback, which nothing else names.
     raise_points: tuple[RaisePoint, ...] = ()
 
     @property
@@ -297,10 +298,20 @@ def match_paste(
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
     unexplained = [point for error, at in points.items() if error not in matched for point in at]
-    if shown:
+    # Then the sites a traceback cut before its message ends at, and those the paste quotes,
+    # where nothing before names them.
+    cut: list[RaisePoint] = []
+    if frames is not None:
+        possible = release.releases if release is not None else ()
+        for end in reading.unfinished:
+            cut += frames.cut_points(paste.lines, reading.structure, end, possible)
+    if cut or shown:
         named = {p.record_id for p in unexplained}
         named.update(r for m in matches for r in (m.record_id, *m.alternatives))
-        unexplained += [point for point in shown if point.record_id not in named]
+        for point in (*cut, *shown):
+            if point.record_id not in named:
+                unexplained.append(point)
+                named.add(point.record_id)
     located = tuple(
         replace(point, paste_line=paste.original_line_number(point.paste_line))
         for point in unexplained

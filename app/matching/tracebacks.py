@@ -185,6 +185,9 @@ class Reading:
     # Headers, frames, source lines, chain sentences: a message quoted in a source line
     # (``raise ValueError("Only byte-aligned ...")``) is not an error of its own.
     structure: frozenset[int]
+    # Where each traceback that ends without its exception line (a paste cut after its last
+    # frame, a page that hid the rest) would have had it: the line after its frames.
+    unfinished: tuple[int, ...] = ()
 
 
 def read_exceptions(lines: Sequence[str]) -> Reading:
@@ -194,7 +197,7 @@ def read_exceptions(lines: Sequence[str]) -> Reading:
     if any(_GROUP_HEADER.match(reader.lines[number]) for number in reader.stops):
         reader = _Reader(_strip_group_bars(lines))
     reader.run()
-    return Reading(_finish(reader.found), frozenset(reader.structure))
+    return Reading(_finish(reader.found), frozenset(reader.structure), tuple(reader.unfinished))
 
 
 def _strip_group_bars(lines: Sequence[str]) -> list[str]:
@@ -224,6 +227,7 @@ class _Reader:
         self.stops = lines_holding(_STOP_WORDS, self.text, self.starts)
         self.found: list[ExceptionRecord] = []
         self.structure: set[int] = set()
+        self.unfinished: list[int] = []
         self.chain = -1
         self.link: str | None = None  # set by a chain sentence, used by the next exception
         self.in_frames = False
@@ -238,6 +242,8 @@ class _Reader:
                 break
             self.pos += 1
             self._step(self.lines[self.pos - 1])
+        if self.in_frames and not self.pytest:
+            self.unfinished.append(len(self.lines))
 
     def _pass_in_bulk(self) -> None:
         """Take a run of lines as ``_step`` would, up to the next line holding a stop word.
@@ -313,6 +319,8 @@ class _Reader:
                 self._exception(found, in_traceback=False)
 
     def _enter_frames(self, indent: int) -> None:
+        if self.in_frames and not self.pytest:  # a new traceback where an exception was due
+            self.unfinished.append(self.pos - 1)
         if not self.in_frames and self.link is None:
             self.chain += 1
         self.in_frames = True
@@ -331,6 +339,8 @@ class _Reader:
         self.structure.discard(self.pos - 1)
         if found is not None:
             self._exception(found, in_traceback=True)
+        else:  # the frames end in a line of other text: the exception line is missing
+            self.unfinished.append(self.pos - 1)
 
     def _exception(self, found: re.Match[str], in_traceback: bool) -> None:
         line = self.pos - 1

@@ -197,9 +197,14 @@ def _raise_point_card(
         for found in response.unmatched[:1]
     )
     advised = known.get(first.errorId) if first.errorId else None
+    said: tuple[str, ...] = ()
     if first.via == "quote":
         told = f"The paste quotes a statement of JAX's source: {first.why}."
         title = f"JAX raises this in {first.function} ({first.filePath}:{first.line})"
+    elif first.via == "cut":
+        told = f"No message to match: {first.why}."
+        title = f"Cut before its message, in JAX's {first.function} ({first.filePath}:{first.line})"
+        said = (f"JAX's message there: {advised.message}",) if advised else ()
     elif first.errorId is None:
         told = f"No known message matched, and no release of JAX raises on this line: {first.why}."
         title = f"Raised inside JAX's {first.function} ({first.filePath}:{first.line})"
@@ -210,7 +215,7 @@ def _raise_point_card(
         title=title,
         facts=tuple(release.facts),
         quotes=seen,
-        text=(told, *release.notes, *what_to_do(advised.solutions if advised else ())),
+        text=(told, *said, *release.notes, *what_to_do(advised.solutions if advised else ())),
         links=(*_site_links(first, links), *_other_sites(others, links)),
     )
 

@@ -207,9 +207,10 @@ class RaisePointOut(BaseModel):
     releases: list[str] = Field(description="Releases with this site on that line.")
     sourceUrl: str | None
     why: str
-    via: Literal["frame", "quote"] = Field(
+    via: Literal["frame", "quote", "cut"] = Field(
         description="`frame`: the exception's last JAX frame is on this site; `quote`: the "
-        "paste quotes the site's statement outside a traceback (a code block, a diff)."
+        "paste quotes the site's statement outside a traceback (a code block, a diff); "
+        "`cut`: a traceback cut before its exception line ends at a frame on this site."
     )
 
 
@@ -232,8 +233,9 @@ class MatchResponse(BaseModel):
         default_factory=list,
         description="For an exception no message matched (a bare `AssertionError`, a "
         "message built at run time), the error sites its last JAX frame points at, surest "
-        "first; then the sites whose `raise` or `assert` the paste quotes outside a "
-        "traceback, where nothing else names them.",
+        "first; then the sites a traceback cut before its exception line ends at, and those "
+        "whose `raise` or `assert` the paste quotes outside a traceback, where nothing else "
+        "names them.",
     )
     memory: list[MemoryOut] = Field(
         default_factory=list,
@@ -280,7 +282,10 @@ class MatchService:
         matches = [
             self._match(match, request, followed, possible, fixed_in) for match in report.matches
         ]
-        suggestions = [] if matches else self._suggestions(report.exceptions, request.text)
+        # Where nothing matched, the records nearest the message; none where the paste's cut
+        # traceback names its site (the nearest to its frames' text would be a guess).
+        named = matches or any(point.via == "cut" for point in report.raise_points)
+        suggestions = [] if named else self._suggestions(report.exceptions, request.text)
         memory = memory_overflows(request.text, request.jaxVersion)
         return MatchResponse(
             matches=matches,

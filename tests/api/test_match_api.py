@@ -435,6 +435,27 @@ def test_a_bare_assertion_error_names_its_site_over_http(client: httpx.Client) -
     assert first["sourceUrl"] == f"{pinned}#L{shown['lineNumber']}-L{shown['lineNumber']}"
 
 
+def test_a_traceback_cut_before_its_message_names_its_site_and_advice(
+    client: httpx.Client,
+) -> None:
+    """The lowering traceback alone, cut after its last frame's ``raise ValueError(``: its
+    site's record, with the record's advice on the page; no guesses at similar messages."""
+    lines = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text().splitlines()
+    header = max(n for n, line in enumerate(lines) if line.startswith("Traceback"))
+    whole = match(client, "\n".join(lines))["matches"][0]
+    body = match(client, "\n".join(lines[header:-1]))
+    assert body["matches"] == [] and body["suggestions"] == []
+    first = body["raisePoints"][0]
+    assert (first["errorId"], first["via"]) == (whole["errorId"], "cut")
+    assert first["line"] == whole["source"]["line"]
+    assert first["sourceUrl"] == whole["sourceUrl"]
+    assert body["release"]["used"] == whole["source"]["release"]
+    # With the staging trace before it, whose message matched, the cut frame adds nothing.
+    staged = match(client, "\n".join(lines[:-1]))
+    assert [m["errorId"] for m in staged["matches"]] == [whole["errorId"]]
+    assert staged["raisePoints"] == []
+
+
 @pytest.mark.parametrize(
     ("paste", "variant"),
     [

@@ -305,6 +305,42 @@ def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None
     assert not any(line.startswith("What to do") for line in card.text)
 
 
+def test_a_cut_tracebacks_card_says_where_it_ends_and_what_jax_says_there() -> None:
+    point = RaisePointOut(
+        errorId="r1",
+        slug="integer-bytes",
+        filePath="jax/_src/pallas/mosaic_gpu/primitives.py",
+        function="_copy_gmem_to_smem_lowering",
+        line=820,
+        lineNumber=138,
+        releases=["0.10.2"],
+        sourceUrl=None,
+        why="the traceback ends at this frame, before its message; the frame is on this "
+        "site's line in 0.10.2",
+        via="cut",
+    )
+    response = MatchResponse(
+        matches=[], exceptions=[], unmatched=[], suggestions=[], raisePoints=[point]
+    )
+    known = {
+        "r1": RecordInfo(
+            "r1",
+            "integer-bytes",
+            "Can only transfer integer bytes (shape={shape}, dtype={dtype})",
+            "ValueError",
+            None,
+            (),
+            solutions=("Pad the block.",),
+        )
+    }
+    [card] = match_cards(response, known, Links(""))
+    assert card.title.startswith("Cut before its message, in JAX's _copy_gmem_to_smem_lowering")
+    assert card.text[0] == f"No message to match: {point.why}."
+    said = "JAX's message there: Can only transfer integer bytes (shape={shape}, dtype={dtype})"
+    assert said in card.text
+    assert card.text[-1] == "What to do: Pad the block."
+
+
 def test_a_source_only_errors_closest_records_link_by_id_which_slugs_alike_share() -> None:
     response = _unfixed_match("Got bytes=32 but 128")
     closest = [

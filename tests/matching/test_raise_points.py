@@ -469,3 +469,50 @@ def test_a_quoted_raise_no_release_has_still_names_its_record_by_its_words() -> 
     report = match_paste(paste, everything(), None, FrameIndex.load())
     assert [(m.record_id, m.found_in) for m in report.matches] == [(record["id"], "line")]
     assert report.raise_points == ()
+
+
+def cut_before_message(text: str) -> tuple[list[str], list[RaisePoint]]:
+    """A real paste's last traceback, cut before its exception line; and the sites the
+    whole paste's frame points its exception at."""
+    lines = normalize(text).lines
+    reading = read_exceptions(lines)
+    last = reading.exceptions[-1]
+    pointed = FrameIndex.load().raise_points(
+        lines, reading.structure, last.first_line, last.short_class, last.raised_at
+    )
+    header = max(n for n in range(last.line) if lines[n].startswith("Traceback"))
+    return list(lines[header : last.line]), pointed
+
+
+def test_a_traceback_cut_before_its_message_is_named_by_its_last_frame() -> None:
+    """Every real traceback here whose exception a JAX site raised, its exception line cut
+    (and the staging trace before it, which repeats the message): the site its last frame
+    is on is named, as the whole paste's frame named it."""
+    named = 0
+    for path in sorted(TRACEBACKS.glob("*.txt")):
+        if "pytest" in path.name:
+            continue
+        cut, pointed = cut_before_message(path.read_text())
+        sites = [point.record_id for point in pointed if point.record_id is not None]
+        if not sites:
+            continue  # the exception was not raised on a JAX site's line
+        report = match_paste("\n".join(cut), everything(), None, FrameIndex.load())
+        assert report.matches == (), path.name
+        first = report.raise_points[0]
+        assert (first.record_id, first.via) == (sites[0], "cut"), path.name
+        assert first.reason.startswith("the traceback ends at this frame"), path.name
+        assert INSTALLED in first.releases
+        named += 1
+    assert named >= 20
+
+
+def test_a_traceback_cut_above_its_last_frame_names_no_site() -> None:
+    """Cut one frame higher, the last frame shown is a call: JAX raised deeper, so neither
+    that frame's function's sites nor anything else is named."""
+    for path in sorted(TRACEBACKS.glob("*.txt")):
+        if "pytest" in path.name:
+            continue
+        cut, _ = cut_before_message(path.read_text())
+        last_frame = max(n for n, line in enumerate(cut) if line.lstrip().startswith("File "))
+        report = match_paste("\n".join(cut[:last_frame]), everything(), None, FrameIndex.load())
+        assert report.raise_points == (), path.name

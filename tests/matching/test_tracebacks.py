@@ -372,3 +372,40 @@ def test_pytest_s_location_of_the_frame_that_raised_follows_its_message() -> Non
     assert record.raised_at == 2
     [record] = read(f"E   ValueError: {COPY_INT4}\n\nsome words\nmore words\n{location}")
     assert record.raised_at is None
+
+
+CUT_FRAMES = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/kernel.py", line 3, in <module>\n'
+    "    run()\n"
+    '  File "/x/jax/_src/pallas/mosaic_gpu/primitives.py", line 820, in _copy_lowering\n'
+    "    raise ValueError(\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("after", "unfinished"),
+    [
+        ("", 6),  # the paste ends with the frames (and the line its last line break starts)
+        ("\n\n", 8),  # and blank lines
+        ("and then it fails, no idea why\n", 5),  # prose where the exception line was due
+        ('Traceback (most recent call last):\n  File "a.py", line 1, in f\nValueError: x\n', 5),
+        ("ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n", None),
+        ("ValueError\n", None),  # a bare class is an exception line too
+    ],
+)
+def test_a_traceback_cut_before_its_exception_line_is_unfinished(
+    after: str, unfinished: int | None
+) -> None:
+    lines = normalize(CUT_FRAMES + after).lines
+    reading = read_exceptions(lines)
+    assert reading.unfinished == (() if unfinished is None else (unfinished,))
+    assert {1, 2, 3, 4} <= reading.structure  # the frames and their source lines
+
+
+def test_every_fixtures_traceback_ends_in_its_exception_line() -> None:
+    """Real tracebacks: none is taken for one cut before its message (pytest's reports,
+    whose frames end at their E lines, are not read so)."""
+    for path in sorted(TRACEBACKS.glob("*.txt")):
+        reading = read_exceptions(normalize(path.read_text()).lines)
+        assert reading.exceptions and reading.unfinished == (), path.name
