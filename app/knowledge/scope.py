@@ -11,9 +11,12 @@ from pathlib import Path
 # Repo-relative roots of the Pallas and Mosaic code that raises the errors errata knows,
 # with the JAX a kernel's body is traced through: the state primitives every ``x_ref[...]``
 # read and write goes through, and the lax and ``jax.numpy`` operations (with their
-# shared helpers) whose shape and dtype checks a kernel's arithmetic meets first.
+# shared helpers) whose shape and dtype checks a kernel's arithmetic meets first; and the
+# kernels JAX ships (``pallas/ops``: flash, splash, paged and ragged paged attention,
+# megablox), whose checks of block sizes and shapes their callers meet.
 PYTHON_SCOPE = (
     "jax/_src/pallas",
+    "jax/experimental/pallas/ops",
     "jax/_src/state",
     "jax/_src/lax",
     "jax/_src/numpy",
@@ -37,7 +40,7 @@ FRAME_SCOPE = (
 )
 CPP_SCOPE = "jaxlib/mosaic"
 # Test helpers and examples are not JAX's errors: users meet them only in JAX's own tests.
-_NOT_JAX = re.compile(r"(?:^|/)(?:\w*test_util\.py|examples/)")
+_NOT_JAX = re.compile(r"(?:^|/)(?:\w*test_util\.py|examples/|example_\w*\.py)")
 
 _BACKENDS = (
     ("jax/_src/pallas/mosaic_gpu/", "mosaic_gpu"),
@@ -46,9 +49,13 @@ _BACKENDS = (
     ("jaxlib/mosaic/dialect/gpu/", "mosaic_gpu"),
     ("jax/_src/pallas/triton/", "triton"),
     ("jax/_src/pallas/mosaic/", "tpu"),
+    ("jax/experimental/pallas/ops/tpu/", "tpu"),
     ("jax/_src/tpu_custom_call.py", "tpu"),
     ("jaxlib/mosaic/dialect/tpu/", "tpu"),
 )
+
+# The kernels JAX ships, other than TPU's: in ``ops/gpu/`` (in ``ops/`` itself up to 0.4.2x).
+_KERNELS = "jax/experimental/pallas/ops/"
 
 
 class SourceTreeError(ValueError):
@@ -102,4 +109,6 @@ def backend_of(file_path: str) -> str:
     for prefix, backend in _BACKENDS:
         if file_path.startswith(prefix):
             return backend
+    if file_path.startswith(_KERNELS):  # GPU kernels: Mosaic GPU's are named so, the rest Triton's
+        return "mosaic_gpu" if file_path.endswith("_mgpu.py") else "triton"
     return "core"

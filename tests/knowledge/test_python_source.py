@@ -144,6 +144,37 @@ def test_backend_follows_the_path(sites: list[Site]) -> None:
     assert backend_of("jax/_src/pallas/core.py") == "core"
 
 
+def test_the_kernels_jax_ships_are_mined_with_their_backends_and_not_its_examples(
+    sites: list[Site],
+) -> None:
+    shipped = {
+        site.template: (site.file_path, site.backend)
+        for site in sites
+        if site.file_path.startswith("jax/experimental/pallas/ops/")
+    }
+    ops = "jax/experimental/pallas/ops"
+    assert shipped == {
+        "{block_name}={block} should be smaller or equal to {dim_name}={dim}": (
+            f"{ops}/tpu/flash_attention.py",
+            "tpu",
+        ),
+        "{dim_name}={dim} should be divisible by {block_name}={block}": (
+            f"{ops}/tpu/flash_attention.py",
+            "tpu",
+        ),
+        "head_dim must be a multiple of 64, got {q.shape[-1]}": (
+            f"{ops}/gpu/attention_mgpu.py",
+            "mosaic_gpu",
+        ),
+        "{k.shape[0]=} must be a multiple of {block_k=}": (
+            f"{ops}/gpu/decode_attention.py",
+            "triton",
+        ),
+    }
+    # Before 0.4.2x the GPU kernels stood in ops/ itself: Triton's.
+    assert backend_of(f"{ops}/attention.py") == "triton"
+
+
 def test_an_installed_package_and_a_checkout_read_alike(tmp_path: Path) -> None:
     assert repo_root(SOURCE) == SOURCE.resolve()
     assert repo_root(SOURCE / "jax") == SOURCE.resolve()
