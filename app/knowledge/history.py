@@ -172,8 +172,12 @@ def link_release(
             _appear(track, item, release, commit, end)
 
 
-# A site's class, kind, message, condition and, for a site with neither, its function.
-_MovedKey = tuple[str, str, str, str | None, str | None]
+# A site's class, kind, message, condition and, for a site with neither, its function; and
+# the part of JAX it stands in.
+_MovedKey = tuple[str, str, str, str | None, str | None, str]
+# The kernels JAX ships: code apart from the rest, whose sites move in and out of it no more
+# than jaxlib's move into jax.
+_KERNELS = "jax/experimental/pallas/ops/"
 
 
 def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Track]:
@@ -203,19 +207,23 @@ def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Tra
 
 
 def _moved_key(site: Site) -> _MovedKey:
-    """What a moved site keeps: its class, kind, message and condition. A site with neither
+    """What a moved site keeps: its class, kind, message and condition, and the part of JAX
+    it stands in (jaxlib, the kernels JAX ships, the rest of jax). A site with neither
     message nor condition (a bare ``raise NotImplementedError``, an ``assert False``) keeps
     only its function's name, without which any two such sites, one gone and one new, would
-    pair."""
+    pair; and a short check alike in two parts is two checks (``assert rem == 0`` of the
+    Python pass jaxlib dropped in 0.4.24 is not splash attention's, new in 0.4.24)."""
     # ``assert False`` holds nowhere: its condition tells it from no other, as a bare
     # ``raise``'s missing one does.
     anonymous = not site.template and site.condition in (None, "", "False")
+    part = "kernels" if site.file_path.startswith(_KERNELS) else site.file_path.split("/", 1)[0]
     return (
         site.error_class,
         site.kind,
         comparable_text(site),
         site.condition,
         site.function if anonymous else None,
+        part,
     )
 
 

@@ -23,6 +23,10 @@ PYTHON_SCOPE = (
     "jax/_src/util.py",
     "jax/experimental/mosaic/gpu",
     "jax/_src/tpu_custom_call.py",
+    # Mosaic TPU's passes as Python ran them while Pallas lowered a kernel, up to 0.4.23
+    # (from 0.4.21 beside the C++ passes that replaced them, the default).
+    "jaxlib/mosaic/python/apply_vector_layout.py",
+    "jaxlib/mosaic/python/infer_memref_layout.py",
 )
 # JAX's own machinery that a kernel's traceback passes through on its way in (``jax.jit``,
 # ``.lower()``, tracing, lowering to MLIR): no error errata answers is raised there, but its
@@ -51,6 +55,7 @@ _BACKENDS = (
     ("jax/_src/pallas/mosaic/", "tpu"),
     ("jax/experimental/pallas/ops/tpu/", "tpu"),
     ("jax/_src/tpu_custom_call.py", "tpu"),
+    ("jaxlib/mosaic/python/", "tpu"),
     ("jaxlib/mosaic/dialect/tpu/", "tpu"),
 )
 

@@ -110,6 +110,54 @@ def test_a_site_moved_to_another_function_keeps_its_record(tmp_path: Path) -> No
     assert [(a.line, a.function) for a in moved.appearances] == [(4, "_copy"), (4, "_prepare")]
 
 
+def trees_of_files(tmp_path: Path, *releases: dict[str, str]) -> list[tuple[Path, str, str]]:
+    """Each release's tree, of the files (path → body) given for it."""
+    trees = []
+    for index, (name, files) in enumerate(zip(["0.6.0", "0.7.1"], releases, strict=True), start=1):
+        (tmp_path / name / "jax" / "_src").mkdir(parents=True)  # what makes it JAX's tree
+        for path, body in files.items():
+            file = tmp_path / name / path
+            file.parent.mkdir(parents=True, exist_ok=True)
+            file.write_text(dedent(body))
+        trees.append((tmp_path / name, name, f"{index:040x}"))
+    return trees
+
+
+SHORT_CHECK = """
+def {function}(x):
+  repeats, rem = divmod(x, 128)
+  assert rem == 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("gone", "new", "moved"),
+    [
+        # Within jax: a site moved to another module.
+        (PRIMITIVES, "jax/_src/pallas/mosaic_gpu/lowering.py", True),
+        # jaxlib's Python pass dropped as splash attention, a kernel JAX ships, came.
+        (
+            "jaxlib/mosaic/python/apply_vector_layout.py",
+            "jax/experimental/pallas/ops/tpu/splash_attention/splash_attention_kernel.py",
+            False,
+        ),
+        (PRIMITIVES, "jax/experimental/pallas/ops/tpu/flash_attention.py", False),
+    ],
+)
+def test_a_site_moves_only_within_its_part_of_jax(
+    tmp_path: Path, gone: str, new: str, moved: bool
+) -> None:
+    trees = trees_of_files(
+        tmp_path,
+        {gone: SHORT_CHECK.format(function="_relayout")},
+        {new: SHORT_CHECK.format(function="_apply_mask")},
+    )
+    tracks = dataset.build(trees)
+    assert sorted(t.releases for t in tracks.values()) == (
+        [["0.6.0", "0.7.1"]] if moved else [["0.6.0"], ["0.7.1"]]
+    )
+
+
 # Two raises of one message in one function; the second release adds lines above the
 # first, which brings it nearer the second's old line than its own.
 TWO_CHECKS = """

@@ -175,6 +175,16 @@ def test_the_kernels_jax_ships_are_mined_with_their_backends_and_not_its_example
     assert backend_of(f"{ops}/attention.py") == "triton"
 
 
+def test_mosaic_tpus_passes_as_python_ran_them_are_tpus(sites: list[Site]) -> None:
+    """Up to 0.4.23 jaxlib held Mosaic TPU's passes in Python too; 0.4.20 ran them."""
+    site = one(sites, "unsupported layout change for")
+    assert (site.file_path, site.function, site.backend) == (
+        "jaxlib/mosaic/python/apply_vector_layout.py",
+        "relayout",
+        "tpu",
+    )
+
+
 def test_an_installed_package_and_a_checkout_read_alike(tmp_path: Path) -> None:
     assert repo_root(SOURCE) == SOURCE.resolve()
     assert repo_root(SOURCE / "jax") == SOURCE.resolve()

@@ -516,3 +516,44 @@ def test_a_traceback_cut_above_its_last_frame_names_no_site() -> None:
         last_frame = max(n for n, line in enumerate(cut) if line.lstrip().startswith("File "))
         report = match_paste("\n".join(cut[:last_frame]), everything(), None, FrameIndex.load())
         assert report.raise_points == (), path.name
+
+
+PYTHON_PASS = "jaxlib/mosaic/python/apply_vector_layout.py"
+
+
+def test_a_message_of_mosaics_python_pass_is_that_passs_where_its_frames_show_it() -> None:
+    """Up to 0.4.20 Pallas ran Mosaic TPU's passes in Python by default: a 2023 paste's
+    ``unsupported layout change`` is raised there, not by the C++ pass that printed the same
+    words in 0.4.16-0.4.19 and was linked to it before the Python pass was mined."""
+    [site] = [
+        r
+        for r in mined_records()
+        if r["filePath"] == PYTHON_PASS and r["errorMessage"].startswith("unsupported layout")
+    ]
+    line = next(e["lineNumber"] for e in site["releases"] if e["release"] == "0.4.20")
+    path = f"/usr/local/lib/python3.10/site-packages/{PYTHON_PASS}"
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/kernel.py", line 40, in <module>\n'
+        "    out = matmul(x, y)\n"
+        '  File "/usr/local/lib/python3.10/site-packages/jax/_src/tpu_custom_call.py", '
+        "line 347, in _lower_tpu_kernel\n"
+        "    apply_vector_layout.apply(module, hardware_generation)\n"
+        f'  File "{path}", line 1628, in apply\n'
+        "    apply_layout_func(ctx, f)\n"
+        f'  File "{path}", line 1535, in apply_layout_func\n'
+        "    apply_layout_block(ctx, entry_block)\n"
+        f'  File "{path}", line 1541, in apply_layout_block\n'
+        "    apply_layout_op(ctx, op)\n"
+        f'  File "{path}", line 1590, in apply_layout_op\n'
+        "    new_v = relayout(\n"
+        f'  File "{path}", line {line}, in relayout\n'
+        "    raise NotImplementedError(\n"
+        "NotImplementedError: unsupported layout change for vector<8x128xf32>: "
+        "VectorLayout(bitwidth=32, offsets=(0, 0), tiling=(8, 128), implicit_dim=None) -> "
+        "VectorLayout(bitwidth=32, offsets=(None, 0), tiling=(8, 128), implicit_dim=None)\n"
+    )
+    report = match_paste(paste, everything(), None, FrameIndex.load())
+    [found] = report.matches
+    assert found.record_id == site["id"]
+    assert report.release is not None and report.release.releases == ("0.4.20",)
