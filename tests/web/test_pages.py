@@ -12,7 +12,7 @@ from markupsafe import escape
 from app.web.record_page import SPECIFIC_TAG_SHARE
 from tests.api.test_records_api import records_sharing_a_slug
 from tests.chatops.chat import traceback
-from tests.matching.catalog import PASTES, fixture_text
+from tests.matching.catalog import PASTES, TRACEBACKS, fixture_text
 
 HTML = "text/html; charset=utf-8"
 PAGES = [
@@ -77,6 +77,17 @@ def test_a_pasted_wrapper_is_answered_with_the_site_of_the_exception_it_wraps(
         "Raised by JAX in _scan_lowering_rule (jax/_src/pallas/mosaic/lowering.py:1516)"
     )
     assert wrapper < site
+
+
+def test_a_pasted_traceback_cut_before_its_message_is_answered_with_its_last_frames_site(
+    client: httpx.Client,
+) -> None:
+    lines = fixture_text(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").splitlines()
+    header = max(n for n, line in enumerate(lines) if line.startswith("Traceback"))
+    page = html.unescape(client.post("/", data={"text": "\n".join(lines[header:-1])}).text)
+    assert "Cut before its message, in JAX's _copy_gmem_to_smem_lowering" in page
+    assert "JAX's message there: Can only transfer integer bytes" in page
+    assert "What to do: " in page
 
 
 def test_what_people_type_is_escaped(client: httpx.Client) -> None:
