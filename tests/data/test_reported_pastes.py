@@ -16,6 +16,11 @@ from tests.conftest import Backend
 BODY_FAILED_TO_VERIFY = "80105c1cdaab211b"  # lower_jaxpr_to_func, 0.4.24-0.4.31
 MATMUL_OPERANDS = "91f38796fdc779ca"  # inferMatmul, 0.4.16-0.4.28
 REPEAT_LAYOUTS = "f91a84d54a174a88"  # tpu_repeat_rule, 0.4.17-0.4.35
+# The kernels JAX ships (jax/experimental/pallas/ops/tpu).
+FLASH_BLOCK_LARGER = "186933b3c9d20856"  # flash attention's _verify_block, 0.4.15-0.12.0.1
+FLASH_NOT_DIVISIBLE = "d22c34531920c7df"  # the same function's other check
+SPLASH_HEAD_DIM_V = "d73aeec0bc78a1bb"  # splash attention's flash_attention_kernel, 0.4.24-0.7.0
+GMM_ROWS = "375e50e0f8519c64"  # megablox's _calculate_num_tiles, 0.4.26-0.12.0.1
 # Sites printing the same words as one of them: the index map's function of 0.4.24-0.4.31
 # and SparseCore's lowering of 0.7.2-0.10.0, each a ValueError or LoweringException alike.
 SAME_WORDS = ("95e819a0b1e6874f", "0c1ae5572a829aff")
@@ -72,6 +77,56 @@ implemented: Non-trivial layouts unsupported
 at location: loc("/repeat"(callsite("_flash_attention"("/workspaces
 """
 
+# jax-ml/jax#30861: splash attention on gpt-oss's 64-wide heads; the page starts mid-traceback.
+JAX_30861 = """\
+    jaxpr, _, consts, () = pe.trace_to_jaxpr_dynamic(wrapped_kernel_fun,
+  File "/home/ranran_google_com/.local/lib/python3.10/site-packages/jax/_src/pallas/primitives.py"\
+, line 874, in wrap_with_transforms
+    return f(*new_args)
+  File "/home/ranran_google_com/.local/lib/python3.10/site-packages/jax/experimental/pallas/ops/tp\
+u/splash_attention/splash_attention_kernel.py", line 716, in flash_attention_kernel
+    raise NotImplementedError(
+NotImplementedError: head_dim_v=64 should be a multiple of 128
+"""
+# pytorch/xla#8671: torch_xla's flash attention on 4992 keys; the ComfyUI log stops at "/app".
+PYTORCH_XLA_8671 = """\
+2025-02-04 07:29:15,292 - execution.py:398 - ERROR - !!! Exception during processing !!! kv_seq_le\
+n=4992 should be divisible by block_k_major=512
+2025-02-04 07:29:15,295 - execution.py:399 - ERROR - Traceback (most recent call last):
+  File "/app/execution.py", line 329, in execute
+    output_data, output_ui, has_subgraph = get_output_data(obj, input_data_all, execution_block_cb\
+=execution_block_cb, pre_execute_cb=pre_execute_cb)
+                                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/app/execution.py", line 203, in get_output_data
+    return_values = _map_node_over_list(obj, input_data_all, obj.FUNCTION, allow_interrupt=True, e\
+xecution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb)
+                    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\
+^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/app/execution.py", line 175, in _map_node_over_list
+    process_inputs(input_dict, i)
+  File "/app/execution.py", line 164, in process_inputs
+    results.append(getattr(obj, func)(**inputs))
+                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/app
+"""
+# erfanzar/EasyDeL#83: the reporter's words, no traceback; a decode step of one query.
+EASYDEL_83 = """\
+an error occurs: block_q=1024 should be smaller or equal to q_seq_len=1.
+
+When I tried to set config.q_seq_len = 4096. it doesn't work, it still report the same error: bloc\
+k_q=1024 should be smaller or equal to q_seq_len=1.
+"""
+# sgl-project/sglang-jax#1099: raised by sglang-jax's copy of megablox, in JAX's words.
+SGLANG_JAX_1099 = """\
+[GMM kernel] using default block sizes for key: (1024, 6144, 2048, 384, 6, 'bfloat16', 'float8_e4m\
+3fn', 6144): (384, 2048, 2048)
+...
+File ".../gmm/megablox_gmm_kernel/gmm.py", line 80, in _calculate_num_tiles
+    raise ValueError(f"{x} must be divisible by x-dimension tile size ({tx}).")
+ValueError: 1024 must be divisible by x-dimension tile size (384).
+"""
+
 REPORTS = [
     pytest.param(
         JAX_20046,
@@ -93,6 +148,38 @@ REPORTS = [
         "0.4.35",
         ("jax.lax.broadcast_in_dim", "jax-ml/jax#24415"),
         id="jax#24415",
+    ),
+    pytest.param(
+        JAX_30861,
+        SPLASH_HEAD_DIM_V,
+        "0.7.0",
+        ("jnp.pad(q, pad)", "[..., :head_dim]"),
+        id="jax#30861",
+    ),
+    pytest.param(
+        SGLANG_JAX_1099,
+        GMM_ROWS,
+        "0.7.2",
+        ("tm divides m = lhs.shape[0]", "sglang-jax#1104"),
+        id="sglang-jax#1099",
+    ),
+]
+
+# Pastes that show no JAX frame and name no release, of words every release from 0.4.15 to
+# the newest prints (flash attention's block checks): nothing dates them, and the answer
+# says so (no release) rather than guess one.
+UNDATED_REPORTS = [
+    pytest.param(
+        PYTORCH_XLA_8671,
+        FLASH_NOT_DIVISIBLE,
+        ("pytorch/xla#8671", "-kv_len % block_k_major", "fa.SegmentIds("),
+        id="pytorch/xla#8671",
+    ),
+    pytest.param(
+        EASYDEL_83,
+        FLASH_BLOCK_LARGER,
+        ("block_q=min(block_q, q.shape[2])", "block_k_major = block_k = kv_seq_len"),
+        id="EasyDeL#83",
     ),
 ]
 
@@ -120,6 +207,20 @@ def test_the_reported_paste_is_answered_with_the_records_advice(
     assert first.errorId == record_id
     assert first.sourceOnly is None  # curated: what to do is the record's
     assert response.release is not None and release in response.release.releases
+    record = catalog.records[record_id]
+    assert record.curated
+    assert all(words in record.solutions[0] for words in advice), record.solutions[0]
+
+
+@pytest.mark.parametrize(("paste", "record_id", "advice"), UNDATED_REPORTS)
+def test_an_undated_paste_is_answered_with_the_records_advice_and_no_release(
+    catalog: Catalog, paste: str, record_id: str, advice: tuple[str, ...]
+) -> None:
+    response = answer(catalog, paste)
+    first = response.matches[0]
+    assert first.errorId == record_id
+    assert first.sourceOnly is None  # curated: what to do is the record's
+    assert response.release is None
     record = catalog.records[record_id]
     assert record.curated
     assert all(words in record.solutions[0] for words in advice), record.solutions[0]
