@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from rapidfuzz import fuzz
 
 from app.knowledge.releases import release_key
+from app.knowledge.scope import part_of_jax
 from app.knowledge.sites import Site
 
 # Two wordings of one site share most of their text; below this similarity (0–100) a
@@ -175,9 +176,6 @@ def link_release(
 # A site's class, kind, message, condition and, for a site with neither, its function; and
 # the part of JAX it stands in.
 _MovedKey = tuple[str, str, str, str | None, str | None, str]
-# The kernels JAX ships: code apart from the rest, whose sites move in and out of it no more
-# than jaxlib's move into jax.
-_KERNELS = "jax/experimental/pallas/ops/"
 
 
 def _moved(items: list[Found], orphans: list[Track], end: _End) -> dict[int, Track]:
@@ -216,14 +214,13 @@ def _moved_key(site: Site) -> _MovedKey:
     # ``assert False`` holds nowhere: its condition tells it from no other, as a bare
     # ``raise``'s missing one does.
     anonymous = not site.template and site.condition in (None, "", "False")
-    part = "kernels" if site.file_path.startswith(_KERNELS) else site.file_path.split("/", 1)[0]
     return (
         site.error_class,
         site.kind,
         comparable_text(site),
         site.condition,
         site.function if anonymous else None,
-        part,
+        part_of_jax(site.file_path),
     )
 
 

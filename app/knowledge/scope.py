@@ -59,8 +59,8 @@ _BACKENDS = (
     ("jaxlib/mosaic/dialect/tpu/", "tpu"),
 )
 
-# The kernels JAX ships, other than TPU's: in ``ops/gpu/`` (in ``ops/`` itself up to 0.4.2x).
-_KERNELS = "jax/experimental/pallas/ops/"
+# The kernels JAX ships. Other than TPU's, in ``ops/gpu/`` (in ``ops/`` itself up to 0.4.2x).
+SHIPPED_KERNELS = "jax/experimental/pallas/ops/"
 
 
 class SourceTreeError(ValueError):
@@ -114,6 +114,12 @@ def backend_of(file_path: str) -> str:
     for prefix, backend in _BACKENDS:
         if file_path.startswith(prefix):
             return backend
-    if file_path.startswith(_KERNELS):  # GPU kernels: Mosaic GPU's are named so, the rest Triton's
+    if file_path.startswith(SHIPPED_KERNELS):  # GPU kernels: Mosaic GPU's named so, else Triton's
         return "mosaic_gpu" if file_path.endswith("_mgpu.py") else "triton"
     return "core"
+
+
+def part_of_jax(file_path: str) -> str:
+    """``jaxlib``, ``kernels`` (those JAX ships) or ``jax`` (the rest): code apart, whose
+    sites do not move from one to another."""
+    return "kernels" if file_path.startswith(SHIPPED_KERNELS) else file_path.split("/", 1)[0]

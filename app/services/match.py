@@ -284,7 +284,7 @@ class MatchService:
         ]
         # Where nothing matched, the records nearest the message; none where the paste's cut
         # traceback names its site (the nearest to its frames' text would be a guess).
-        named = matches or any(point.via == "cut" for point in report.raise_points)
+        named = bool(matches) or any(point.via == "cut" for point in report.raise_points)
         suggestions = [] if named else self._suggestions(report.exceptions, request.text)
         memory = memory_overflows(request.text, request.jaxVersion)
         return MatchResponse(
