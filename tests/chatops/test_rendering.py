@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from slack_sdk.signature import Clock
@@ -274,22 +275,31 @@ def test_an_unfixed_match_says_what_to_do_from_the_records_solutions() -> None:
     assert not [line for line in card.text if line.startswith("What to do")]
 
 
-def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None:
+def _pointed(**fields: Any) -> MatchResponse:
+    """An answer naming one site, which a frame's source line points at (``fields`` say
+    otherwise)."""
     point = RaisePointOut(
-        errorId="r1",
-        slug="grid-context",
-        filePath="jax/_src/pallas/core.py",
-        function="axis_frame",
-        line=361,
-        lineNumber=13,
-        releases=["0.10.2"],
-        sourceUrl=None,
-        why="the frame's source line is this assert's condition",
-        via="frame",
+        **{
+            "errorId": "r1",
+            "slug": "grid-context",
+            "filePath": "jax/_src/pallas/core.py",
+            "function": "axis_frame",
+            "line": 361,
+            "lineNumber": 13,
+            "releases": ["0.10.2"],
+            "sourceUrl": None,
+            "why": "the frame's source line is this assert's condition",
+            "via": "frame",
+            **fields,
+        }
     )
-    response = MatchResponse(
+    return MatchResponse(
         matches=[], exceptions=[], unmatched=[], suggestions=[], raisePoints=[point]
     )
+
+
+def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None:
+    response = _pointed()
     advised = RecordInfo(
         "r1",
         "grid-context",
@@ -306,22 +316,15 @@ def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None
 
 
 def test_a_cut_tracebacks_card_says_where_it_ends_and_what_jax_says_there() -> None:
-    point = RaisePointOut(
-        errorId="r1",
-        slug="integer-bytes",
+    response = _pointed(
         filePath="jax/_src/pallas/mosaic_gpu/primitives.py",
         function="_copy_gmem_to_smem_lowering",
         line=820,
-        lineNumber=138,
-        releases=["0.10.2"],
-        sourceUrl=None,
         why="the traceback ends at this frame, before its message; the frame is on this "
         "site's line in 0.10.2",
         via="cut",
     )
-    response = MatchResponse(
-        matches=[], exceptions=[], unmatched=[], suggestions=[], raisePoints=[point]
-    )
+    [point] = response.raisePoints
     known = {
         "r1": RecordInfo(
             "r1",
