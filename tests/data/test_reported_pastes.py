@@ -9,6 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.rendering.cards import match_cards
+from app.rendering.links import Links
 from app.services.catalog import Catalog
 from app.services.match import MatchRequest, MatchResponse, MatchService
 from tests.conftest import Backend
@@ -21,6 +23,7 @@ FLASH_BLOCK_LARGER = "186933b3c9d20856"  # flash attention's _verify_block, 0.4.
 FLASH_NOT_DIVISIBLE = "d22c34531920c7df"  # the same function's other check
 SPLASH_HEAD_DIM_V = "d73aeec0bc78a1bb"  # splash attention's flash_attention_kernel, 0.4.24-0.7.0
 GMM_ROWS = "375e50e0f8519c64"  # megablox's _calculate_num_tiles, 0.4.26-0.12.0.1
+RAGGED_HEAD_DIM = "dbb825cca92d0b4c"  # ragged paged attention's broadcast_to_shape, 0.5.3-0.12.0.1
 # Sites printing the same words as one of them: the index map's function of 0.4.24-0.4.31
 # and SparseCore's lowering of 0.7.2-0.10.0, each a ValueError or LoweringException alike.
 SAME_WORDS = ("95e819a0b1e6874f", "0c1ae5572a829aff")
@@ -127,6 +130,45 @@ File ".../gmm/megablox_gmm_kernel/gmm.py", line 80, in _calculate_num_tiles
 ValueError: 1024 must be divisible by x-dimension tile size (384).
 """
 
+# marin-community/levanter#1176 (JAX 0.7.2, which levanter's lock then pinned): Llama-3.2-1B's
+# 64-wide heads through ragged paged attention, a bare assert that levanter caught and fell
+# back from; the frames between levanter's call and the kernel's are left out here.
+LEVANTER_1176 = """\
+2025-09-22 19:15:05,751 - INFO - Enqueuing request InferenceRequest(request_id='req_0', prompt_t\
+okens=[791, 16553, 15262, 311, 8343], max_tokens=64, temperature=0.7, stop_tokens=None, seed=None\
+, future=<Future pending>, n_generations=1, original_prompt='The chicken liked to eat', enable_lo\
+gprobs=False)
+/home/power/marin/submodules/levanter/src/levanter/layers/attention.py:1744: UserWarning: TPU rag\
+ged paged attention failed. Falling back to reference implementation.
+  warnings.warn("TPU ragged paged attention failed. Falling back to reference implementation.")
+2025-09-22 19:15:07,126 - WARNING - Failed to use TPU ragged paged attention. Falling back to refe\
+rence
+Traceback (most recent call last):
+  File "/home/power/marin/submodules/levanter/src/levanter/layers/attention.py", line 1732, in ra\
+gged_paged_attention
+    out = _do_tpu_ragged_paged_attention(
+          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/home/power/marin/submodules/levanter/src/levanter/layers/attention.py", line 1782, in _d\
+o_tpu_ragged_paged_attention
+...
+  File "/home/power/marin/submodules/levanter/.venv/lib/python3.11/site-packages/jax/_src/linear_\
+util.py", line 429, in _get_result_paths_thunk
+    ans = _fun(*args, **kwargs)
+          ^^^^^^^^^^^^^^^^^^^^^
+  File "/home/power/marin/submodules/levanter/.venv/lib/python3.11/site-packages/jax/experimental\
+/pallas/ops/tpu/ragged_paged_attention/kernel.py", line 645, in compute_with_kv_blk_in_cur_seq
+    flash_attention(
+  File "/home/power/marin/submodules/levanter/.venv/lib/python3.11/site-packages/jax/experimental\
+/pallas/ops/tpu/ragged_paged_attention/kernel.py", line 577, in flash_attention
+    l_alpha = broadcast_to_shape(l_alpha, qkv.shape)
+              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/home/power/marin/submodules/levanter/.venv/lib/python3.11/site-packages/jax/experimental\
+/pallas/ops/tpu/ragged_paged_attention/kernel.py", line 570, in broadcast_to_shape
+    assert shape[1] % arr.shape[1] == 0
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+AssertionError
+"""
+
 REPORTS = [
     pytest.param(
         JAX_20046,
@@ -184,6 +226,19 @@ UNDATED_REPORTS = [
 ]
 
 
+# Pastes of a bare assert, which prints no message: the JAX frame that raised it names the
+# site, and the answer gives what its record says to do.
+RAISED_AT_REPORTS = [
+    pytest.param(
+        LEVANTER_1176,
+        RAGGED_HEAD_DIM,
+        "0.7.2",
+        ("jnp.pad(kv_pages", "sm_scale=head_dim ** -0.5", "levanter#1192"),
+        id="levanter#1176",
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def catalog(backend: Backend) -> Iterator[Catalog]:
     """What people wrote, and what mining says of these sites and of those of the same
@@ -224,6 +279,23 @@ def test_an_undated_paste_is_answered_with_the_records_advice_and_no_release(
     record = catalog.records[record_id]
     assert record.curated
     assert all(words in record.solutions[0] for words in advice), record.solutions[0]
+
+
+@pytest.mark.parametrize(("paste", "record_id", "release", "advice"), RAISED_AT_REPORTS)
+def test_a_reported_bare_assert_is_answered_with_its_sites_advice(
+    catalog: Catalog, paste: str, record_id: str, release: str, advice: tuple[str, ...]
+) -> None:
+    response = answer(catalog, paste)
+    assert response.matches == []  # no message to match
+    first = response.raisePoints[0]
+    assert (first.errorId, first.via) == (record_id, "frame")
+    assert release in first.releases
+    assert response.release is not None and release in response.release.releases
+    record = catalog.records[record_id]
+    assert record.curated
+    assert all(words in record.solutions[0] for words in advice), record.solutions[0]
+    [card] = match_cards(response, catalog.records, Links(""))
+    assert f"What to do: {record.solutions[0]}" in card.text
 
 
 def test_a_body_that_failed_to_verify_is_read_whole_not_to_the_first_dot(

@@ -1,15 +1,20 @@
 """The curated records of errors raised by the kernels JAX ships (jax.experimental.pallas.ops:
-flash attention, splash attention, megablox), checked against JAX itself.
+flash attention, splash attention, megablox, ragged paged attention), checked against JAX
+itself.
 
 Each record's example fix is run as it is written: its "before" and "after" code, given the
 inputs its comments name (as ``jax.ShapeDtypeStruct``, at the sizes of the thread the record
 cites), inside ``jax.jit`` and lowered for TPU on the CPU (registered as a TPU v5e). The
 before must raise the record's class from the record's site, at the line the mined data gives
-for the installed release, in words the record's match pattern reads. The after must lower,
-and, run in TPU interpret mode on small arrays, compute what a reference computes (JAX's
-``mha_reference``, or the plain attention or per-group matmul the kernel stands for). A site
-the installed release no longer has (splash attention's ``head_dim_v`` check, gone in 0.7.1)
-is held to what its record says of later releases: its before lowers and computes the same.
+for the installed release, in words the record's match pattern reads (a bare assert, which
+prints none, from its statement). The after must lower, and, run in TPU interpret mode on
+small arrays, compute what a reference computes (JAX's ``mha_reference``, or the plain
+attention or per-group matmul the kernel stands for). A kernel the installed release cannot
+interpret (ragged paged attention, which neither of 0.10.2's interpreters runs) has JAX's
+reference of it stand in for it there, and a test holds that the kernel still cannot be
+interpreted. A site the installed release no longer has (splash attention's ``head_dim_v``
+check, gone in 0.7.1) is held to what its record says of later releases: its before lowers
+and computes the same.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import builtins
 import contextlib
 import functools
 import json
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +36,10 @@ import pytest
 from jax._src import config as jax_config
 from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas.ops.tpu import flash_attention as fa
+from jax.experimental.pallas.ops.tpu.ragged_paged_attention import (
+    ref_ragged_paged_attention,
+    tuned_block_sizes,
+)
 
 from app.config import REPO_ROOT
 from app.knowledge.releases import release_commits, release_key
@@ -39,7 +49,8 @@ from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle
 
-bf16, f32 = jnp.bfloat16, jnp.float32
+bf16, f32, i32 = jnp.bfloat16, jnp.float32, jnp.int32
+RAGGED_HEAD_DIM = "dbb825cca92d0b4c"  # ragged paged attention's broadcast_to_shape
 RECORD_FILES = sorted((REPO_ROOT / "data" / "records").glob("pallas-ops-*.json"))
 
 
@@ -80,6 +91,9 @@ class Case:
     small: Callable[[np.random.Generator], dict[str, jax.Array]]
     reference: Callable[[dict[str, jax.Array], dict[str, Any]], jax.Array]
     tolerance: float
+    # Where the installed release cannot interpret the kernel: the kernel's name in the
+    # example, and JAX's reference of it, which computes the after in its place.
+    stand_in: tuple[str, Callable[..., jax.Array]] | None = None
 
 
 def normal(rng: np.random.Generator, *shape: int, scale: float = 0.5) -> jax.Array:
@@ -138,9 +152,30 @@ def grouped_matmul(inputs: dict[str, jax.Array], namespace: dict[str, Any]) -> j
     )
 
 
+def paged_inputs(rng: np.random.Generator) -> dict[str, jax.Array]:
+    """Two sequences, 5 queries of 20 keys and 3 of 9, on pages of 16 tokens (two free slots
+    of four), 8 query heads on 2 KV heads of head_dim 64, K and V interleaved."""
+    return {
+        "q": normal(rng, 8, 8, 64),
+        "kv_pages": normal(rng, 8, 16, 4, 64),
+        "kv_lens": jnp.asarray([20, 9, 0, 0], i32),
+        "page_indices": jnp.asarray([[3, 5, 0, 0], [6, 0, 0, 0], [0] * 4, [0] * 4], i32),
+        "cu_q_lens": jnp.asarray([0, 5, 8, 8, 8], i32),
+        "num_seqs": jnp.asarray([2], i32),
+    }
+
+
+def paged_attention(inputs: dict[str, jax.Array], namespace: dict[str, Any]) -> jax.Array:
+    """JAX's own reference of its ragged paged attention, on the unpadded inputs, with the
+    model's scale, 1/sqrt(head_dim)."""
+    return ref_ragged_paged_attention(*inputs.values(), sm_scale=inputs["q"].shape[-1] ** -0.5)
+
+
 # Record id -> its example's run. The traced sizes are the threads': EasyDeL#83 (a decode
 # step, q_seq_len=1), pytorch/xla#8671 (4992 keys), jax-ml/jax#30861 (gpt-oss's 64-wide
-# heads), sgl-project/sglang-jax#1099 (1024 rows, 6144 by 2048 experts).
+# heads), sgl-project/sglang-jax#1099 (1024 rows, 6144 by 2048 experts),
+# marin-community/levanter#1176 (Llama-3.2-1B's 32 query and 8 KV heads of head_dim 64, on
+# levanter's default engine of 16 sequences of 64 pages of 128 tokens).
 CASES = {
     "186933b3c9d20856": Case(
         traced={
@@ -175,13 +210,43 @@ CASES = {
         reference=grouped_matmul,
         tolerance=1e-3,
     ),
+    RAGGED_HEAD_DIM: Case(
+        traced={
+            "q": spec((512, 32, 64), bf16),
+            "kv_pages": spec((1024, 128, 16, 64), bf16),
+            "kv_lens": spec((16,), i32),
+            "page_indices": spec((16, 64), i32),
+            "cu_q_lens": spec((17,), i32),
+            "num_seqs": spec((1,), i32),
+        },
+        small=paged_inputs,
+        reference=paged_attention,
+        tolerance=1e-6,
+        stand_in=("ragged_paged_attention", ref_ragged_paged_attention),
+    ),
 }
+STANDING_IN = sorted(rid for rid, case in CASES.items() if case.stand_in)
 
 
-def program(record: dict[str, Any], names: list[str], *, fixed: bool) -> Callable[..., Any]:
+@pytest.fixture(autouse=True)
+def block_sizes_of_a_v5e(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ragged paged attention looks its block sizes up by the device's TPU version, of which
+    a CPU has none ('TPU version must be 4 or higher.'): it is told a v5's, as the lowering
+    is told the CPU is a v5e (and, the CPU's name in no table, takes the default sizes)."""
+    monkeypatch.setattr(tuned_block_sizes, "get_tpu_version", lambda: 5)
+
+
+def program(
+    record: dict[str, Any],
+    names: list[str],
+    *,
+    fixed: bool,
+    stand_in: tuple[str, Callable[..., jax.Array]] | None = None,
+) -> Callable[..., Any]:
     """The example as a function of its inputs: the before alone, or (``fixed``) the before
     up to its error, whose set-up (imports, block sizes, masks) the after reads, then the
-    after. Returns ``out`` and the namespace the code ran in."""
+    after, with ``stand_in``'s function under the kernel's name. Returns ``out`` and the
+    namespace the code ran in."""
     before, after = example_code(record)
     raised = error_class(record)
 
@@ -196,6 +261,9 @@ def program(record: dict[str, Any], names: list[str], *, fixed: bool) -> Callabl
         else:
             with contextlib.suppress(raised):
                 exec(compile(before, f"<{record['id']} before>", "exec"), namespace)
+            if stand_in is not None:
+                name, function = stand_in
+                namespace[name] = function
             exec(compile(after, f"<{record['id']} after>", "exec"), namespace)
         return namespace["out"], namespace
 
@@ -219,11 +287,14 @@ def raised_by_before(record: dict[str, Any]) -> BaseException:
     return user_facing_error(raised.value)
 
 
-def computed(record: dict[str, Any], *, fixed: bool) -> tuple[jax.Array, jax.Array]:
-    """The example run in TPU interpret mode on small arrays, and its reference."""
+def computed(
+    record: dict[str, Any], *, fixed: bool, stand_in: bool = True
+) -> tuple[jax.Array, jax.Array]:
+    """The example run in TPU interpret mode on small arrays (the kernel's reference in its
+    place, where the case has one and ``stand_in``), and its reference."""
     case = CASES[record["id"]]
     inputs = case.small(np.random.default_rng(0))
-    run = program(record, list(inputs), fixed=fixed)
+    run = program(record, list(inputs), fixed=fixed, stand_in=case.stand_in if stand_in else None)
     with jax_config.enable_x64(False), pltpu.force_tpu_interpret_mode():
         out, namespace = run(*inputs.values())
     return out, case.reference(inputs, namespace)
@@ -237,7 +308,7 @@ def installed_line(record: dict[str, Any]) -> int | None:
 
 
 def test_every_shipped_kernel_record_has_a_case() -> None:
-    assert len(RECORD_FILES) >= 4
+    assert len(RECORD_FILES) >= 5
     assert set(records()) == set(CASES)
     assert RAISING  # the installed release has most of these sites
     for record in records().values():  # each is a mined site's record, of JAX's ops
@@ -246,8 +317,11 @@ def test_every_shipped_kernel_record_has_a_case() -> None:
 
 
 # The records whose site the installed release has, and those it no longer has.
-RAISING = sorted(rid for rid in CASES if installed_line(records()[rid]) is not None)
-GONE = sorted(set(CASES) - set(RAISING))
+# (A case whose record is missing is neither: the test above names it.)
+RAISING = sorted(
+    rid for rid in set(CASES) & set(records()) if installed_line(records()[rid]) is not None
+)
+GONE = sorted(set(CASES) & set(records()) - set(RAISING))
 
 
 @pytest.mark.usefixtures("cpu_as_tpu")
@@ -260,9 +334,15 @@ def test_the_before_raises_the_record_from_its_site(record_id: str) -> None:
     frame = traceback.extract_tb(error.__traceback__)[-1]
     assert frame.filename.endswith(record["filePath"]), frame
     assert frame.lineno == line, frame
-    assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
-    # The example fix quotes the message the before prints.
-    assert f"# {record['errorClass']}: {error}" in record["exampleFix"]
+    assert frame.name == mined_sites()[record_id]["site"]["function"].split(".")[-1], frame
+    if record["matchPattern"]:
+        assert compile_pattern(record["matchPattern"]).search(str(error)), str(error)
+        # The example fix quotes the message the before prints.
+        quoted = f"# {record['errorClass']}: {error}"
+    else:  # a bare assert prints nothing: the frame's line is its statement, the record's
+        assert str(error) == "" and frame.line == record["errorMessage"], (str(error), frame)
+        quoted = f"# {record['errorClass']} ({record['errorMessage']}, in {frame.name} "
+    assert quoted in record["exampleFix"], quoted
 
 
 @pytest.mark.usefixtures("cpu_as_tpu")
@@ -309,3 +389,45 @@ def test_a_flash_attention_padded_without_a_mask_lowers_but_computes_otherwise()
     lower(bare, fixed=True)
     out, expected = computed(bare, fixed=True)
     assert float(jnp.max(jnp.abs(out - expected))) > 100 * CASES[record["id"]].tolerance
+
+
+@pytest.mark.parametrize("record_id", STANDING_IN)
+def test_a_kernel_the_interpreter_cannot_run_has_its_reference_stand_in(record_id: str) -> None:
+    """0.10.2's TPU interpreter reads a ref only through indexing, and ragged paged attention
+    reshapes its KV buffer: the kernel runs in no case, 128-wide heads included, and its
+    reference computes the after in its place, as the record says. Once the interpreter runs
+    the kernel, this fails: the stand-in is then to go."""
+    record = records()[record_id]
+    assert "reference of the kernel in its place" in record["verifiedBy"]
+    with pytest.raises(
+        jax.errors.JaxRuntimeError, match="'ReshapeTransform' object has no attribute 'indices'"
+    ):
+        computed(record, fixed=True, stand_in=False)
+
+
+def ragged_after(old: str, new: str) -> dict[str, Any]:
+    """The ragged paged attention record with ``old`` of its after written ``new``."""
+    record = records()[RAGGED_HEAD_DIM]
+    before, after = example_code(record)
+    changed = after.replace(old, new)
+    assert changed != after
+    return {**record, "exampleFix": f"# before\n{before}\n# after\n{changed}"}
+
+
+@pytest.mark.usefixtures("cpu_as_tpu")
+def test_a_ragged_paged_attention_at_the_padded_scale_lowers_but_computes_otherwise() -> None:
+    """The padding is exact only with the model's scale: 1/sqrt(128), the padded width's,
+    passes the check and lowers, and its output differs."""
+    rescaled = ragged_after("sm_scale=sm_scale,", "sm_scale=(head_dim + pad) ** -0.5,")
+    lower(rescaled, fixed=True)
+    out, expected = computed(rescaled, fixed=True)
+    assert float(jnp.max(jnp.abs(out - expected))) > 100 * CASES[RAGGED_HEAD_DIM].tolerance
+
+
+@pytest.mark.usefixtures("cpu_as_tpu")
+def test_a_ragged_paged_attention_with_q_alone_padded_is_refused_as_its_record_says() -> None:
+    refused = "Q head_dim 128 must be the same as that of K/V 64."
+    assert refused in records()[RAGGED_HEAD_DIM]["solutions"][0]
+    q_alone = ragged_after("jnp.pad(kv_pages, ((0, 0), (0, 0), (0, 0), (0, pad)))", "kv_pages")
+    with pytest.raises(ValueError, match=re.escape(refused)):
+        lower(q_alone, fixed=True)
