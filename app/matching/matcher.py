@@ -386,10 +386,10 @@ def _called_from_the_raising_frame(
     records: Sequence[ExceptionRecord],
 ) -> list[_Candidate]:
     """The candidates, those of a record with no mined site (an error of a helper outside
-    the mined files: jaxlib's C++ ``safe_zip``) given the frame of JAX's that raised it,
-    where the paste shows one whose line raises nothing: the function that called the helper
-    (``lower_jaxpr_to_triton_ir``), which tells what was zipped and is linked in place of the
-    record's pinned line."""
+    the mined files: jaxlib's C++ ``safe_zip`` or ``safe_map``) given the frame of JAX's that
+    raised it, where the paste shows one whose line raises nothing: the function that called
+    the helper (``lower_jaxpr_to_triton_ir``, a GPU pipeline's ``loop_body``), which tells
+    what was zipped or mapped and is linked in place of the record's pinned line."""
     raising: dict[int, Frame | None] = {}
     kept = []
     for candidate in candidates:

@@ -86,7 +86,8 @@ class WhyOut(BaseModel):
         default=None,
         description="For Python's own error at JAX's call of the user's function (a kernel "
         "given the wrong number of refs), or an error of a helper outside JAX's mined files "
-        "(jaxlib's `safe_zip`): JAX's frame that made the call, as `file:line function`.",
+        "(jaxlib's `safe_zip` or `safe_map`): JAX's frame that made the call, as "
+        "`file:line function`.",
     )
 
 

@@ -16,6 +16,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 RECORDS = Path(__file__).resolve().parents[2] / "data" / "records"
 TRACEBACKS = FIXTURES / "tracebacks"
 SAFE_ZIP_RECORD = "75054f2533d302a4"  # data/records/pallas-safe-zip-length.json
+SAFE_MAP_RECORD = "70e5cd726730fb78"  # data/records/pallas-safe-map-length.json
+PIPELINE = "jax/_src/pallas/mosaic_gpu/pipeline.py"
 
 
 def match(client: httpx.Client, text: str, **extra: object) -> dict:  # type: ignore[type-arg]
@@ -472,6 +474,52 @@ def test_a_pipeline_safe_zip_mismatch_is_matched_in_every_wording_jax_printed(
     only one that knows it, in each release's wording and from either pipeline."""
     found = match(client, (FIXTURES / "pastes" / paste).read_text())["matches"]
     assert [(f["errorId"], f["variant"]) for f in found] == [(SAFE_ZIP_RECORD, variant)]
+
+
+@pytest.mark.parametrize(
+    ("paste", "called_by"),
+    [
+        # JAX 0.10.2's own tracebacks: an input's index map, then an output's.
+        ("safe-map-gpu-pipeline-input.txt", f"{PIPELINE}:124 compute_gmem_slice"),
+        ("safe-map-gpu-pipeline-output.txt", f"{PIPELINE}:398 loop_body"),
+        # JAX 0.8.2's, where an output's indices went through compute_gmem_slice too.
+        ("safe-map-0.8.2-output.txt", f"{PIPELINE}:114 compute_gmem_slice"),
+    ],
+)
+def test_a_pipeline_index_map_safe_map_mismatch_is_matched_and_its_caller_named(
+    client: httpx.Client, paste: str, called_by: str
+) -> None:
+    """safe_map lives in jaxlib's C++, outside the mined paths, and has printed the same
+    words in every release: its curated record is the only one that knows it. The frame of
+    JAX's that called it, which says which two lists were mapped, is named and linked."""
+    found = match(client, (FIXTURES / "pastes" / paste).read_text())["matches"]
+    assert [(f["errorId"], f["variant"]) for f in found] == [(SAFE_MAP_RECORD, "current")]
+    assert found[0]["why"]["calledBy"] == called_by
+    path, line = called_by.split(" ")[0].split(":")
+    assert (found[0]["source"]["filePath"], found[0]["source"]["line"]) == (path, int(line))
+    assert f"/{path}#L{line}" in found[0]["sourceUrl"]
+
+
+def test_a_safe_map_message_alone_is_its_record_but_pythons_strict_map_is_not(
+    client: httpx.Client,
+) -> None:
+    """jax-ml/jax#21557's words, with no frame to name the caller: the record, as current
+    (safe_map never changed its words), and the record's pinned link as the source. Python
+    3.14's map(..., strict=True) prints its own words, as any Python code may: not the
+    record's."""
+    record = json.loads((RECORDS / "pallas-safe-map-length.json").read_text())["record"]
+    paste = "ValueError: safe_map() argument 3 is shorter than argument 1"
+    [found] = match(client, paste)["matches"]
+    assert (found["errorId"], found["variant"]) == (record["id"], "current")
+    assert found["captures"] == {"argument": "3", "comparison": "shorter"}
+    assert found["sourceUrl"] == record["githubUrl"]
+    strict = (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 12, in <module>\n'
+        "    scaled = list(map(operator.mul, weights, values, strict=True))\n"
+        "ValueError: map() argument 2 is shorter than argument 1\n"
+    )
+    assert record["id"] not in [f["errorId"] for f in match(client, strict)["matches"]]
 
 
 def test_pythons_own_strict_zip_error_is_not_read_as_safe_zip(client: httpx.Client) -> None:

@@ -4,9 +4,9 @@ Most are the record of one mined site of JAX's source, under the mined record's 
 the dataset's ids never change: it must say what the site says (file, line, message, older
 wordings), carry what mining cannot (documentation, solutions, an example fix, prevention),
 and name the releases it applies to. A few are raised outside the mined paths (jaxlib's C++
-``safe_zip``, JAX core's missing lowering): no site to agree with, they are held to the
-releases their wordings name, under an id made from their slug. Every match pattern must
-read the real message, which the oracle tests check against JAX.
+``safe_zip`` and ``safe_map``, JAX core's missing lowering): no site to agree with, they are
+held to the releases their wordings name, under an id made from their slug. Every match
+pattern must read the real message, which the oracle tests check against JAX.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ CURATED = sorted(
 # site. Each is pinned to the newest release where Pallas meets it, at a line holding this.
 UNMINED = {
     DATA / "records" / "pallas-safe-zip-length.json": (newest_release(), "zip("),
+    DATA / "records" / "pallas-safe-map-length.json": (newest_release(), "map(_make_block_slice"),
     DATA / "records" / "pallas-call-no-lowering-before-0-4-21.json": (
         "0.4.20",
         "raise NotImplementedError(",

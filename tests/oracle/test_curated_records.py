@@ -7,9 +7,11 @@ file and line of JAX 0.10.2, and a message the record's match pattern reads), an
 neither needs the device. TPU lowering asks the device for its chip's tiling, so the CPU
 device is registered as a TPU v5e for these tests. The safe_zip record's error is raised
 from three places of Pallas: the Mosaic GPU pipeline (its site), the TPU one and the Triton
-lowering, checked too. A check of Mosaic's C++ dialect that Pallas's own verification of
-the kernel runs while lowering has no Python frame at its line: its diagnostic, under
-Pallas's VerificationError, must be in the record's words.
+lowering, checked too; the safe_map record's from two of the Mosaic GPU pipeline: the slices
+of an input's block (its site) and the loop body's comparison of an output's indices. A
+check of Mosaic's C++ dialect that Pallas's own verification of the kernel runs while
+lowering has no Python frame at its line: its diagnostic, under Pallas's VerificationError,
+must be in the record's words.
 """
 
 from __future__ import annotations
@@ -145,6 +147,30 @@ def pipeline_refs(refs: int) -> Any:
 
     kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
     return kernel, [spec((256, 128), jnp.float16)] * 2, "cuda"
+
+
+def pipeline_index_maps(one_index: str | None) -> Any:
+    """plgpu.emit_pipeline copying (64, 128) blocks of a (256, 128) array, the index map of
+    whose input (``one_index="in"``) or output (``"out"``) BlockSpec returns one index for the
+    block's two dimensions; with neither, each returns two."""
+    block = (64, 128)
+
+    def index_map(of: str) -> Callable[..., Any]:
+        return (lambda i: (i,)) if of == one_index else (lambda i: (i, 0))
+
+    def body(x_gmem, o_gmem):
+        def step(indices, x_smem, o_smem):
+            o_smem[...] = x_smem[...]
+
+        plgpu.emit_pipeline(
+            step,
+            grid=(4,),
+            in_specs=[plgpu.BlockSpec(block, index_map("in"))],
+            out_specs=[plgpu.BlockSpec(block, index_map("out"))],
+        )(x_gmem, o_gmem)
+
+    kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
+    return kernel, [spec((256, 128), jnp.float16)], "cuda"
 
 
 def pipelined_sum(max_concurrent_steps: int) -> Any:
@@ -978,6 +1004,11 @@ TPU_SAFE_ZIP = (lambda: tpu_pipeline((128,)), lambda: tpu_pipeline((128, 128)))
 TPU_SAFE_ZIP_SITE = ("jax/_src/pallas/mosaic/pipeline.py", 190)
 TRITON_SAFE_ZIP = (lambda: triton_product_jvp(False), lambda: triton_product_jvp(True))
 TRITON_SAFE_ZIP_SITE = ("jax/_src/pallas/triton/lowering.py", 413)
+# safe_map: an input's index map of one index for a 2-D block is the record's own case (its
+# site, the slices of the block); an output's raises from the pipeline's loop body.
+SAFE_MAP = "70e5cd726730fb78"
+OUTPUT_SAFE_MAP = (lambda: pipeline_index_maps("out"), lambda: pipeline_index_maps(None))
+OUTPUT_SAFE_MAP_SITE = ("jax/_src/pallas/mosaic_gpu/pipeline.py", 398)
 # A store of the wrong dtype on Mosaic GPU, whose atomic_store words the same message.
 STORE_DTYPE = "690b51c339dac8c7"
 GPU_STORE_DTYPE = (
@@ -1012,6 +1043,7 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
     "74b1a75927341b0d": (lambda: remote_copy(True), lambda: remote_copy(False)),
     "29fc3c30ba686b22": (lambda: delayed_pipeline(1), lambda: delayed_pipeline(2)),
     SAFE_ZIP: (lambda: pipeline_refs(3), lambda: pipeline_refs(2)),
+    SAFE_MAP: (lambda: pipeline_index_maps("in"), lambda: pipeline_index_maps(None)),
     "c2b669b5684f2ea3": (lambda: wgmma_lhs(False), lambda: wgmma_lhs(True)),
     "7f1f1f89e56deefe": (lambda: pipelined_sum(4), lambda: pipelined_sum(2)),
     "bd89797078361e38": (
@@ -1290,6 +1322,30 @@ def test_the_triton_lowering_raises_the_safe_zip_record_for_a_zero_tangent(
     lower(after)
 
 
+def test_the_gpu_pipeline_raises_the_safe_map_record_from_an_outputs_index_map(
+    catalog: Catalog,
+) -> None:
+    """The record's second place: the pipeline's loop body compares an output's new block
+    indices with those it stored last, one per block dimension, so one index for a 2-D block
+    is "shorter" where an input's is "longer", as the record says. The answer to the
+    traceback names loop_body and links its line, not the record's pinned slice of a block."""
+    record = curated_records()[SAFE_MAP]
+    before, after = OUTPUT_SAFE_MAP
+    path, line = OUTPUT_SAFE_MAP_SITE
+    error = raised_by(before)
+    assert_raised_at(error, record, path, line)
+    assert str(error) == "safe_map() argument 2 is shorter than argument 1"
+    assert str(raised_by(CASES[SAFE_MAP][0])) == "safe_map() argument 2 is longer than argument 1"
+    assert f"line {line} in {jax.__version__}" in record["documentation"]
+    assert "'argument 2 is shorter than argument 1', the reverse" in record["documentation"]
+    answer = MatchService(catalog).match(MatchRequest(text=pasted_traceback(before)))
+    [found] = [m for m in answer.matches if m.errorId == SAFE_MAP]
+    assert found.why.calledBy == f"{path}:{line} loop_body"
+    assert found.source is not None and (found.source.filePath, found.source.line) == (path, line)
+    assert found.sourceUrl is not None and f"/{path}#L{line}" in found.sourceUrl
+    lower(after)
+
+
 @pytest.mark.usefixtures("cpu_as_tpu")
 def test_a_vmap_over_refs_lowers_as_the_int_indexing_record_says() -> None:
     """jax-ml/jax#32272: ``jax.vmap`` over a function of refs inside a TPU kernel indexed
@@ -1322,6 +1378,7 @@ def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> Non
         *(pytest.param(rid, CASES[rid][0], id=rid) for rid in sorted(CASES)),
         pytest.param(SAFE_ZIP, TPU_SAFE_ZIP[0], id=f"{SAFE_ZIP}-tpu"),
         pytest.param(SAFE_ZIP, TRITON_SAFE_ZIP[0], id=f"{SAFE_ZIP}-triton"),
+        pytest.param(SAFE_MAP, OUTPUT_SAFE_MAP[0], id=f"{SAFE_MAP}-output"),
         pytest.param(STORE_DTYPE, GPU_STORE_DTYPE[0], id=f"{STORE_DTYPE}-mosaic-gpu"),
     ],
 )
