@@ -28,6 +28,7 @@ from typing import IO, Any
 
 from app.knowledge.history import source_window
 from app.knowledge.releases import release_commits, release_key, runs, source_url
+from app.knowledge.scope import only_for_type_checkers
 from app.knowledge.sources import ReleaseSource
 from app.matching.templates import compile_pattern, derive_pattern
 
@@ -121,18 +122,13 @@ def module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """The statements a module runs at import, in order, through ``if`` and ``try``."""
     for node in body:
         if isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
+            if not only_for_type_checkers(node.test):
                 yield from module_level(node.body)
             yield from module_level(node.orelse)
         elif isinstance(node, ast.Try):
             yield from module_level([*node.body, *node.orelse, *node.finalbody])
         else:
             yield node
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
-    return name == "TYPE_CHECKING"
 
 
 def _deprecated(table: ast.Dict) -> dict[str, Export]:

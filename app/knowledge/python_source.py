@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.knowledge import messages
 from app.knowledge.messages import Part, Placeholder
-from app.knowledge.scope import backend_of, parse_python, python_files
+from app.knowledge.scope import backend_of, only_for_type_checkers, parse_python, python_files
 from app.knowledge.sites import Site
 
 # A printf conversion: ``%s``, ``%(name)d``, ``%-8.3f``; ``%%`` is a literal percent sign.
@@ -95,6 +95,10 @@ class _Module:
                 yield from self._walk(node.body, inner, [*names, node.name, "<locals>"])
             elif isinstance(node, ast.ClassDef):
                 yield from self._walk(node.body, scope, [*names, node.name])
+            elif isinstance(node, ast.If) and only_for_type_checkers(node.test):
+                # Read by type checkers alone: at run time only the ``else`` runs (JAX's
+                # Python ``safe_map`` stands there for typing; jaxlib's C++ one is called).
+                yield from self._walk(node.orelse, scope, names)
             elif isinstance(node, ast.If):
                 test = ast.unparse(node.test)
                 yield from self._walk(node.body, _with_condition(scope, test), names)

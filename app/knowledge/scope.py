@@ -95,6 +95,13 @@ def parse_python(relative: str, path: Path) -> ast.Module:
         ) from None
 
 
+def only_for_type_checkers(test: ast.expr) -> bool:
+    """An ``if``'s test that is false whenever JAX runs: ``TYPE_CHECKING`` or
+    ``typing.TYPE_CHECKING``. What stands under it is never run, and raises nothing."""
+    name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", None)
+    return name == "TYPE_CHECKING"
+
+
 def python_files(root: Path, scope: tuple[str, ...] = PYTHON_SCOPE) -> Iterator[tuple[str, Path]]:
     """``(repo-relative path, file)`` of every Python file in ``scope``, in a stable order."""
     for relative in scope:

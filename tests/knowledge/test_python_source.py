@@ -63,6 +63,15 @@ def test_else_branch_is_guarded_by_the_negated_test(sites: list[Site]) -> None:
     assert site.condition == "not (bytes % WARPGROUP_SIZE)"
 
 
+def test_code_for_type_checkers_alone_is_not_mined_and_its_else_is(sites: list[Site]) -> None:
+    """JAX never runs what stands under ``if TYPE_CHECKING:``: its Python ``safe_map`` and
+    ``safe_zip`` there raise nothing that a user can meet (jaxlib's C++ ones run instead)."""
+    of_util = [site for site in sites if site.file_path == "jax/_src/util.py"]
+    assert [(site.template, site.condition) for site in of_util] == [
+        ("jaxlib's utils are missing for safe_zip", "jaxlib_utils is None")
+    ]
+
+
 def test_printf_formatting(sites: list[Site]) -> None:
     site = one(sites, "Cannot take")
     assert site.template == "Cannot take {'abs'} of {x.bits}-bit {x.dtype}"
