@@ -37,7 +37,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -394,6 +394,23 @@ def _ms(value: float) -> str:
 
 def _ratio(value: float) -> str:
     return f"{value:,.0f}×" if value >= 10 else f"{value:.2g}×"
+
+
+def timed(call: Callable[[], object], runs: int, warm_up: int = 20) -> list[float]:
+    """Milliseconds of each of ``runs`` calls, after ``warm_up`` calls."""
+    for _ in range(warm_up):
+        call()
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def figures(times: Sequence[float]) -> str:
+    """Median / p99, in milliseconds."""
+    return f"{statistics.median(times):.3f} / {percentile(times, 99):.3f} ms"
 
 
 def percentile(values: Sequence[float], percent: float) -> float:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from unittest import mock
@@ -39,7 +38,7 @@ from app.matching.frames import FrameIndex
 from app.matching.normalize import NormalizedPaste, normalize
 from app.matching.tracebacks import read_exceptions
 from benchmarks import corpus
-from benchmarks.match import NaiveIndex, _machine, _Recorder, percentile
+from benchmarks.match import NaiveIndex, _machine, _Recorder, figures, timed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -75,7 +74,11 @@ def _measure(
     text: str, index: PatternIndex, frames: FrameIndex, naive: NaiveIndex, args: argparse.Namespace
 ) -> tuple[str, list[float]]:
     """One paste's row of the first table, and the medians of its steps for the second."""
-    whole = _timed(lambda: match_paste(text, index, None, frames), args.runs)
+
+    def median(call: Callable[[], object]) -> float:
+        return statistics.median(timed(call, args.runs))
+
+    whole = timed(lambda: match_paste(text, index, None, frames), args.runs)
     paste = normalize(text)
     reading = read_exceptions(paste.lines)
 
@@ -87,41 +90,25 @@ def _measure(
         mock.patch.object(matcher, "normalize", copied),
         mock.patch.object(matcher, "read_exceptions", lambda _: reading),
     ):
-        rest = _timed(lambda: match_paste(text, index, None, frames), args.runs)
-    copying = _timed(copied, args.runs)[0]
+        rest = timed(lambda: match_paste(text, index, None, frames), args.runs)
+    copying = median(copied)
     recorder = _Recorder(index)
     match_paste(text, recorder, None, frames)  # type: ignore[arg-type]
     scan = naive.scan(recorder.calls, args.naive_budget)
     gauge_ms = scan.seconds * 1000 * len(index) / scan.patterns_done
-    beforehand = rest[0] - copying
+    beforehand = statistics.median(rest) - copying
     row = (
-        f"{gauge_ms:.0f} ms | {_figures(whole)} | {_figures(rest)} "
-        f"| {whole[0] - beforehand:.3f} ms | {beforehand:.3f} ms"
+        f"{gauge_ms:,.0f} ms | {figures(whole)} | {figures(rest)} "
+        f"| {statistics.median(whole) - beforehand:.3f} ms | {beforehand:.3f} ms"
     )
-    medians = [
-        _timed(lambda: normalize(text), args.runs)[0],
-        _timed(lambda: read_exceptions(paste.lines), args.runs)[0],
-        _timed(lambda: frames.read(paste.lines, reading.structure, None), args.runs)[0],
-        _timed(lambda: index.search(paste.lines), args.runs)[0],
+    steps = [
+        median(lambda: normalize(text)),
+        median(lambda: read_exceptions(paste.lines)),
+        median(lambda: frames.read(paste.lines, reading.structure, None)),
+        median(lambda: index.search(paste.lines)),
         copying,
     ]
-    return row, medians
-
-
-def _timed(call: Callable[[], object], runs: int) -> tuple[float, float]:
-    """Median and p99 in milliseconds of ``runs`` calls, after ten to warm up."""
-    for _ in range(10):
-        call()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), percentile(times, 99)
-
-
-def _figures(timed: tuple[float, float]) -> str:
-    return f"{timed[0]:.3f} / {timed[1]:.3f} ms"
+    return row, steps
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file: make the repository importable
@@ -40,7 +39,7 @@ import hyperscan
 from app.matching import PatternIndex, match_paste, normalize, read_exceptions
 from app.matching.frames import FrameIndex
 from benchmarks import corpus
-from benchmarks.match import percentile
+from benchmarks.match import figures, timed
 
 PASTE_KB = (2, 20, 200)
 WARM_UP = 20
@@ -103,28 +102,15 @@ def main() -> int:
         if corpus.KNOWN_RECORD not in [m.record_id for m in answer.matches]:
             print(f"match_paste missed {corpus.KNOWN_RECORD} in the {kb} KB paste")
             return 1
-        scanned, picked, matched = (_timed(f, args.runs) for f in (scan, find_and_scan, reader))
+        scanned, picked, matched = (
+            timed(f, args.runs, WARM_UP) for f in (scan, find_and_scan, reader)
+        )
         ratio = statistics.median(matched) / statistics.median(picked)
         print(
-            f"| {kb} KB | {len(read)} | {_figures(scanned)} | {_figures(picked)} "
-            f"| {_figures(matched)} | {ratio:.1f}× |"
+            f"| {kb} KB | {len(read)} | {figures(scanned)} | {figures(picked)} "
+            f"| {figures(matched)} | {ratio:.1f}× |"
         )
     return 0
-
-
-def _timed(call: Callable[[], None], runs: int) -> list[float]:
-    for _ in range(WARM_UP):
-        call()
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - started) * 1000)
-    return times
-
-
-def _figures(times: list[float]) -> str:
-    return f"{statistics.median(times):.3f} / {percentile(times, 99):.3f} ms"
 
 
 if __name__ == "__main__":
