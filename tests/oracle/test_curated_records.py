@@ -115,23 +115,30 @@ def remote_copy(warpgroup: bool) -> Any:
     return kernel, [spec((128,))], "cuda"
 
 
-def delayed_pipeline(max_concurrent_steps: int) -> Any:
-    block = (64, 128)
+def copy_pipeline(in_spec: Any, out_spec: Any, **options: Any) -> Any:
+    """plgpu.emit_pipeline copying a (256, 128) float16 array through SMEM in 4 steps, with
+    these BlockSpecs and pipeline options."""
 
     def body(x_gmem, o_gmem):
         def step(indices, x_smem, o_smem):
             o_smem[...] = x_smem[...]
 
-        plgpu.emit_pipeline(
-            step,
-            grid=(4,),
-            in_specs=[plgpu.BlockSpec(block, lambda i: (i, 0), delay_release=1)],
-            out_specs=[plgpu.BlockSpec(block, lambda i: (i, 0))],
-            max_concurrent_steps=max_concurrent_steps,
-        )(x_gmem, o_gmem)
+        pipeline = plgpu.emit_pipeline(
+            step, grid=(4,), in_specs=[in_spec], out_specs=[out_spec], **options
+        )
+        pipeline(x_gmem, o_gmem)
 
     kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
     return kernel, [spec((256, 128), jnp.float16)], "cuda"
+
+
+def delayed_pipeline(max_concurrent_steps: int) -> Any:
+    block = (64, 128)
+    return copy_pipeline(
+        plgpu.BlockSpec(block, lambda i: (i, 0), delay_release=1),
+        plgpu.BlockSpec(block, lambda i: (i, 0)),
+        max_concurrent_steps=max_concurrent_steps,
+    )
 
 
 def pipeline_refs(refs: int) -> Any:
@@ -158,19 +165,9 @@ def pipeline_index_maps(one_index: str | None) -> Any:
     def index_map(of: str) -> Callable[..., Any]:
         return (lambda i: (i,)) if of == one_index else (lambda i: (i, 0))
 
-    def body(x_gmem, o_gmem):
-        def step(indices, x_smem, o_smem):
-            o_smem[...] = x_smem[...]
-
-        plgpu.emit_pipeline(
-            step,
-            grid=(4,),
-            in_specs=[plgpu.BlockSpec(block, index_map("in"))],
-            out_specs=[plgpu.BlockSpec(block, index_map("out"))],
-        )(x_gmem, o_gmem)
-
-    kernel = plgpu.kernel(body, out_type=spec((256, 128), jnp.float16))
-    return kernel, [spec((256, 128), jnp.float16)], "cuda"
+    return copy_pipeline(
+        plgpu.BlockSpec(block, index_map("in")), plgpu.BlockSpec(block, index_map("out"))
+    )
 
 
 def pipelined_sum(max_concurrent_steps: int) -> Any:
