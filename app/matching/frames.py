@@ -225,6 +225,36 @@ class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     paste_line: int
 
 
+class _SourceLine(NamedTuple):
+    """A frame's source line, as far as it tells which site's statement raised."""
+
+    text: str
+    raised_class: str | None  # ``raise ValueError(…)``'s; None for a helper's or no raise
+    guard: str | None  # ``if num_extensive: raise …``'s, as the miner unparses conditions
+
+    @classmethod
+    def read(cls, text: str) -> _SourceLine:
+        raised = _RAISED.match(text)
+        raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
+        if raised_class is not None and not spelled_as_class(raised_class):
+            raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
+        guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
+        return cls(text, raised_class, guard)
+
+    def shows(self, site: Site) -> str | None:
+        """Why the line is ``site``'s statement, if it is."""
+        if site.kind == "assert" and _same_condition(site.condition, self.text):
+            return "the frame's source line is this assert's condition"
+        if site.kind == "raise" and self.guard is not None and site.condition == self.guard:
+            return f"the frame's source line is this raise, under `if {self.guard}:`"
+        return None
+
+    def raises_other_than(self, site: Site) -> bool:
+        """Whether the line raises another class than ``site`` does: then it is not the
+        site's line in the release that printed it, whatever line the site has in others."""
+        return self.raised_class is not None and self.raised_class != site.error_class
+
+
 class _PlacedFrame(NamedTuple):
     """A frame's line as the index reads it: the frame, and the releases it names."""
 
@@ -727,11 +757,7 @@ class FrameIndex:
             on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
         ranked: list[tuple[int, int, int, str | None]] = []
         fallback: list[tuple[int, int, int, str | None]] = []
-        raised = _RAISED.match(source)
-        raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
-        if raised_class is not None and not spelled_as_class(raised_class):
-            raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
-        guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
+        statement = _SourceLine.read(source)
         # A frame whose function is not printed is known by the sites on its line.
         if frame.function:
             candidates = self._function_sites.get((frame.file, frame.function), [])
@@ -740,14 +766,10 @@ class FrameIndex:
         for number in candidates:
             site = self.sites[number]
             same_class = site.error_class == short_class
-            shown = None
-            if site.kind == "assert" and _same_condition(site.condition, source):
-                shown = "the frame's source line is this assert's condition"
-            elif site.kind == "raise" and guard is not None and site.condition == guard:
-                shown = f"the frame's source line is this raise, under `if {guard}:`"
+            shown = statement.shows(site)
             mask = on_line.get(number, 0)
-            if raised_class is not None and raised_class != site.error_class:
-                mask = 0  # the line raises another class: the frame is of another release
+            if statement.raises_other_than(site):
+                mask = 0  # the frame is of another release than those of the site's line
             rank = 2 * bool(mask) + 2 * bool(shown) + same_class
             if mask or shown:
                 ranked.append((rank, number, mask, shown))
@@ -917,9 +939,12 @@ class FrameIndex:
             if frame.text in seen:  # a frame printed again (recursion) tells nothing new
                 continue
             seen.add(frame.text)
-            masks.append(frame.mask)
+            mask = frame.mask
+            if frame.kind == "frame" and number + 1 < len(lines):
+                mask = self._as_its_source_shows(frame, lines[number + 1].strip())
+            masks.append(mask)
             line = origins[number] if origins else number
-            evidence.append(Evidence(frame.kind, line, frame.text, self.names(frame.mask)))
+            evidence.append(Evidence(frame.kind, line, frame.text, self.names(mask)))
         everything = (1 << len(self.releases)) - 1
         best, agreeing = _most_agreed(masks, everything)
         stated, unmined = self._stated(lines, evidence, origins)
@@ -953,6 +978,18 @@ class FrameIndex:
             contradiction,
             outside,
         )
+
+    def _as_its_source_shows(self, frame: _PlacedFrame, source: str) -> int:
+        """The releases of a frame on a site's line in which that line holds the statement
+        the frame's source line shows, where several sites stood there in turn (an assert
+        in some releases, the one above it in others); all of them where it tells none."""
+        statement = _SourceLine.read(source)
+        shown = 0
+        for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
+            site = self.sites[number]
+            if statement.shows(site) or statement.raised_class == site.error_class:
+                shown |= mask
+        return shown & frame.mask or frame.mask
 
     def _stand_in(self, release: str) -> str:
         """The mined release closest below an unmined ``release``, whose wordings and lines

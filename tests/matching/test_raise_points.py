@@ -12,6 +12,7 @@ import subprocess
 import sys
 import traceback
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
+from app.knowledge.python_source import spelled_as_class
 from app.knowledge.releases import newest_release, release_key
-from app.matching.frames import MIN_QUOTED, FrameIndex, RaisePoint
+from app.matching.frames import MIN_QUOTED, Frame, FrameIndex, RaisePoint, Site
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.tracebacks import read_exceptions
@@ -553,3 +555,76 @@ def test_a_message_of_mosaics_python_pass_is_that_passs_where_its_frames_show_it
     [found] = report.matches
     assert found.record_id == site["id"]
     assert report.release is not None and report.release.releases == ("0.4.20",)
+
+
+def sites_in_turn(index: FrameIndex, kind: str, told_by: Callable[[Site], str]) -> list[Any]:
+    """Lines of a function that two sites of ``kind`` held in turn, in releases apart, told
+    apart by ``told_by`` (an assert's condition, a raise's class): each as (file, line,
+    function, the site shown, its releases there, the other), both ways round."""
+    places = {
+        (record["filePath"], entry["lineNumber"], entry.get("function", record["site"]["function"]))
+        for record in mined_records()
+        if record["site"]["kind"] == kind and record["site"]["function"]
+        for entry in record["releases"]
+    }
+    found = []
+    for file, line, function in sorted(places):
+        short = function.rsplit(".", 1)[-1]
+        here = index.sites_at(Frame(file, line, short, 0))
+        if len(here) == 2 and {site.kind for site, _ in here} == {kind}:
+            (first, first_mask), (second, second_mask) = here
+            if (
+                not first_mask & second_mask
+                and first.record_id != second.record_id
+                and told_by(first) != told_by(second)
+            ):
+                found.append((file, line, short, first, first_mask, second))
+                found.append((file, line, short, second, second_mask, first))
+    return found
+
+
+def test_a_line_two_asserts_held_in_turn_is_the_one_its_frames_source_line_shows() -> None:
+    """An assert moved down a line in some release and the one above it took its line (in
+    ragged paged attention's ``broadcast_to_shape``, 0.6.2-0.7.0 against 0.7.1 on): the
+    frame's source line tells which the paste's release had there. The other is no raise
+    point, and the paste is dated by the releases of the one shown."""
+    index = FrameIndex.load()
+    cases = sites_in_turn(index, "assert", lambda site: site.condition)
+    assert len(cases) >= 1000  # lines that held one assert, then another, are common
+    for file, line, function, shown, mask, other in cases:
+        paste = (
+            "Traceback (most recent call last):\n"
+            + frame(file, line, function)
+            + f"    assert {shown.condition}\n"
+            "AssertionError\n"
+        )
+        report = match_paste(paste, everything(), None, index)
+        points = [point.record_id for point in report.raise_points]
+        assert points[0] == shown.record_id, (paste, points)
+        assert other.record_id not in points, paste
+        assert report.release is not None
+        assert report.release.releases == index.names(mask), paste
+
+
+def test_a_line_two_raises_held_in_turn_dates_the_paste_by_the_class_its_source_raises() -> None:
+    """The same for a line that raised one class in some releases and another in others:
+    ``raise NotImplementedError`` on the frame's source line is of the releases whose site
+    there raises that class."""
+    index = FrameIndex.load()
+    cases = [
+        case
+        for case in sites_in_turn(index, "raise", lambda site: site.error_class)
+        if spelled_as_class(case[3].error_class) and "." not in case[3].error_class
+    ]
+    assert len(cases) >= 1000  # and as common
+    for file, line, function, shown, mask, other in cases:
+        paste = (
+            "Traceback (most recent call last):\n"
+            + frame(file, line, function)
+            + f"    raise {shown.error_class}\n"
+            f"{shown.error_class}\n"
+        )
+        report = match_paste(paste, everything(), None, index)
+        assert report.release is not None
+        assert report.release.releases == index.names(mask), paste
+        assert other.record_id not in [point.record_id for point in report.raise_points], paste
