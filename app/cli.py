@@ -240,7 +240,7 @@ def match(
     from app.services.match import MatchRequest, MatchService
 
     try:
-        checked_jax_version(jax_version, "--jax-version")
+        checked_jax_version(jax_version, "--jax-version", modelled=False)
     except ProblemError as exc:
         _usage_error(exc.detail)
     try:

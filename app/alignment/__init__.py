@@ -19,7 +19,7 @@ from .shapes import (
     render_tuple,
 )
 from .sweep import MAX_SWEEP, sweep
-from .versions import DEFAULT_JAX_VERSION, parse_version
+from .versions import DEFAULT_JAX_VERSION, parse_version, read_version
 
 __all__ = [
     "DEFAULT_JAX_VERSION",
@@ -47,6 +47,7 @@ __all__ = [
     "parse_memref",
     "parse_shape",
     "parse_version",
+    "read_version",
     "render_list",
     "render_memref",
     "render_tuple",

@@ -38,6 +38,15 @@ def parse_version(text: str | None, field: str = "jax_version") -> Version:
     A version it cannot read, or older than the engine models, raises naming ``field``."""
     if text is None:
         text = DEFAULT_JAX_VERSION
+    version = read_version(text, field)
+    if version < OLDEST_MODELLED:
+        raise AlignmentInputError(field, f"JAX {text} is not modelled; {MODELLED}")
+    return version
+
+
+def read_version(text: str, field: str = "jax_version") -> Version:
+    """The version ``text`` names, whether the engine models it or not (a paste of 0.4.34 is
+    still read and dated); text that names none raises naming ``field``."""
     cleaned = text.strip().lower()
     if cleaned in ("main", "head"):
         return MAIN
@@ -46,10 +55,7 @@ def parse_version(text: str | None, field: str = "jax_version") -> Version:
         raise AlignmentInputError(
             field, f"cannot read JAX version {text!r}; expected e.g. '0.10.2' or 'main'"
         )
-    version = tuple(int(part) for part in match.group(1).split("."))
-    if version < OLDEST_MODELLED:
-        raise AlignmentInputError(field, f"JAX {text} is not modelled; {MODELLED}")
-    return version
+    return tuple(int(part) for part in match.group(1).split("."))
 
 
 def render_version(version: Version) -> str:

@@ -33,6 +33,7 @@ from app.alignment import (
     fixes_for,
     parse_dtype,
     parse_version,
+    read_version,
     resolve,
     sweep,
 )
@@ -421,13 +422,17 @@ class ComputeService:
         )
 
 
-def checked_jax_version(text: str | None, field: str = "jaxVersion") -> None:
+def checked_jax_version(
+    text: str | None, field: str = "jaxVersion", *, modelled: bool = True
+) -> None:
     """The one rule for a JAX version, wherever a user gives one (API, pages, chat, CLI): a
-    release the engine models, or ``main``; anything else is a 422 naming ``field``."""
+    release the engine models, or ``main``; with ``modelled=False``, as a paste is read, any
+    version (0.4.34's paste is dated and linked, though the engine models 0.7.0 on); anything
+    else is a 422 naming ``field``."""
     if text is None:
         return
     try:
-        parse_version(text)
+        parse_version(text) if modelled else read_version(text)
     except AlignmentInputError as exc:
         raise invalid_field(field, str(exc)) from None
 

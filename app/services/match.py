@@ -10,6 +10,7 @@ from typing import Literal, TypeGuard, cast
 from pydantic import BaseModel, Field
 
 from app.alignment import AlignmentInputError
+from app.alignment.versions import MODELLED
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
@@ -263,7 +264,7 @@ class MatchService:
         self.frames = FrameIndex.load()
 
     def match(self, request: MatchRequest) -> MatchResponse:
-        checked_jax_version(request.jaxVersion)
+        checked_jax_version(request.jaxVersion, modelled=False)
         try:
             report = match_paste(
                 request.text, self.catalog.patterns, request.jaxVersion, self.frames
@@ -402,6 +403,10 @@ class MatchService:
         construct. The fix passes in every release of ``releases`` that raises the error."""
         if not info.operations:
             return None, None, "this error belongs to no construct the engine models"
+        # Only the user's jaxVersion can be one the engine does not model (0.4.34).
+        unmodelled = [release for release in releases if release and not _modelled(release)]
+        if unmodelled:
+            return None, None, f"JAX {unmodelled[0]} is not modelled; {MODELLED}"
         values = match.values
         if values.shape is None or values.dtype is None:
             return None, None, _missing_values(values.shape, values.dtype)

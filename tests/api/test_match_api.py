@@ -242,10 +242,31 @@ def test_a_record_added_through_the_api_is_matched_at_once(
     assert match(client, "RuntimeError: Widget overflow at slot 12 of 40")["matches"] == []
 
 
+def test_a_jax_version_the_engine_does_not_model_is_read_as_the_users_release(
+    client: httpx.Client,
+) -> None:
+    """0.4.38 is a release errata reads pastes of (from 0.4.15), though the engine models
+    0.7.0 on: the match follows it, says where the paste disagrees, and computes no fix for
+    it, saying why; /api/compute refuses it."""
+    text = (TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt").read_text()
+    answer = client.post("/api/match", json={"text": text, "jaxVersion": "0.4.38"})
+    assert answer.status_code == 200, answer.text
+    release = answer.json()["release"]
+    assert release["given"] == release["used"] == "0.4.38"
+    assert release["contradiction"] == "jaxVersion 0.4.38 but the paste reads 0.10.2"
+    [found] = answer.json()["matches"]
+    assert found["fix"] is None
+    assert found["fixUnavailable"].startswith("JAX 0.4.38 is not modelled; errata models JAX 0.7.0")
+    compute = {"operation": "copy_gmem_to_smem", "shape": [7], "dtype": "int4"}
+    refused = client.post("/api/compute", json={**compute, "jaxVersion": "0.4.38"})
+    assert_problem(refused, 422, "jaxVersion", "not modelled")
+
+
 @pytest.mark.parametrize(
-    ("version", "words"), [("banana", "cannot read JAX version"), ("0.4.38", "not modelled")]
+    ("version", "words"),
+    [("banana", "cannot read JAX version"), ("0.4.x", "cannot read JAX version")],
 )
-def test_a_jax_version_the_engine_does_not_model_is_a_422(
+def test_a_jax_version_that_names_no_release_is_a_422(
     client: httpx.Client, version: str, words: str
 ) -> None:
     """The same rule as /api/compute's, wherever the version comes from."""
