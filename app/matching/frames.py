@@ -459,6 +459,14 @@ class FrameIndex:
         """Every release with the record's site, on whichever line."""
         return self.names(self._site_mask(record_id))
 
+    def cannot_raise(self, record_id: str, release: str) -> bool:
+        """Whether ``release``, a mined one, has no site of the record, nor prints it as a
+        later release may print a C++ diagnostic; ``False`` where nothing tells (a record
+        without a site, a release not mined)."""
+        bit = self.mask(release)
+        may = self._site_mask(record_id) | self.wording_releases(record_id, None)
+        return bool(bit and may) and not may & bit
+
     def newest_rank(self, record_id: str) -> int:
         """How new the newest release with the record's site is (0: no release has it)."""
         return self._site_mask(record_id).bit_length()

@@ -24,7 +24,7 @@ import re
 import string
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, partial
 
 from app.knowledge.scope import backend_of
 from app.matching.compilers import backends_wrapping
@@ -277,6 +277,10 @@ def match_paste(
 
     backends = cache(backends_shown)
     newest = frames.newest_rank if frames is not None else _unknown_rank
+    # A site the release the answer follows (the user's, else the paste's) cannot raise.
+    outside = _nowhere_told
+    if frames is not None and jax_version is not None:
+        outside = partial(frames.cannot_raise, release=jax_version)
     # The earliest release the paste can come from: a wording older than it is not its.
     earliest = jax_version
     if release is not None and release.given is None and release.releases:
@@ -291,6 +295,7 @@ def match_paste(
         backends,
         wrapping,
         newest,
+        outside,
     )
     if frames is not None and release is not None:
         release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
@@ -810,23 +815,26 @@ def _best_per_error(
     backends: Callable[[], frozenset[str]],
     wrapping: Callable[[], frozenset[str]],
     newest: Callable[[str], int],
+    outside: Callable[[str], bool],
 ) -> tuple[Match, ...]:
     """One match per error, in ``_rank``'s order, each error reported once. Of the records a
     message fits, the one whose site the exception's last frame is on comes first, then one
-    whose ``raise`` the paste shows as source, then one raised in the
-    module whose exception class the paste names, then the surest, then the one whose
-    pattern holds the most literal text. Of records alike in all that (one message raised
+    whose ``raise`` the paste shows as source, then one raised in the module whose exception
+    class the paste names, then the surest, then the one whose pattern holds the most
+    literal text, then one whose site the release the answer follows has (``outside``: the
+    user's 0.4.34 raised the C++ pass's ``Can't change bitwidth during a relayout`` of
+    0.4.16-0.7.1, not that of 0.7.2-0.8.1). Of records alike in all that (one message raised
     at several sites), one with curated advice comes before those known only from JAX's
     source, whose patterns, derived from the message's template, differ from a curated one
     only in how they capture its values; then one of Pallas's core, or of a backend the
     paste's frames show, before a backend's own site the paste gives no sign of (Mosaic
-    GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every
-    backend does); then, of Python's errors at JAX's calls of user code, the call made
-    furthest out, whose record names the calls within as its wrappers (``plgpu.kernel``
-    calls its body through ``pl.run_scoped``); then today's wording before an older one
-    that prints the same text (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then
-    the fewest wildcards; then the site of the newest release (``newest``: a site JAX
-    renamed the class of is two records, and a paste without frames is dated by the newer).
+    GPU's ``atomic_store`` words its dtype check as the ``x_ref[...] = y`` of every backend
+    does); then, of Python's errors at JAX's calls of user code, the call made furthest out,
+    whose record names the calls within as its wrappers (``plgpu.kernel`` calls its body
+    through ``pl.run_scoped``); then today's wording before an older one that prints the
+    same text (``{np.shape(a)}`` until 0.4.31, ``{arr.shape}`` since); then the fewest
+    wildcards; then the site of the newest release (``newest``: a site JAX renamed the class
+    of is two records, and a paste without frames is dated by the newer).
 
     ``versions`` are the release the answer follows and the earliest the paste can come
     from: a record's wording last printed before that one is less sure. A record of another
@@ -864,6 +872,7 @@ def _best_per_error(
                 _printed_class(pair[1]) if several else None,
                 backends_shown,
                 newest if several else _unknown_rank,
+                outside if several else _nowhere_told,
             )
         )
         score, chosen = group[0]
@@ -939,7 +948,8 @@ def _preference(
     printed: str | None,
     backends_shown: frozenset[str],
     newest: Callable[[str], int],
-) -> tuple[bool, bool, bool, bool, float, int, bool, bool, int, bool, int, int]:
+    outside: Callable[[str], bool],
+) -> tuple[bool, bool, bool, bool, float, int, bool, bool, bool, int, bool, int, int]:
     """How ``_best_per_error`` orders the records one message fits, best first:
     ``raised_here`` holds those whose site the paste's raising frame is on, ``quoted``
     those whose statement it shows (a frame's source line shows the same ``raise`` of two
@@ -961,6 +971,7 @@ def _preference(
         printed is not None and record.metadata.get("exception_class") != printed,
         -score,
         -literal,
+        outside(record.record_id),
         known_only_from_source,
         unshown_backend,
         -1 if candidate.caller is None else candidate.caller.paste_line,
@@ -973,6 +984,11 @@ def _preference(
 def _unknown_rank(record_id: str) -> int:
     """Every record's newest release alike: no frame index to tell, or one record only."""
     return 0
+
+
+def _nowhere_told(record_id: str) -> bool:
+    """No release to hold a record's site against: none known, or one record only."""
+    return False
 
 
 def _backend(entry: PatternEntry) -> str:

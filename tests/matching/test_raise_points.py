@@ -296,6 +296,32 @@ def test_a_message_several_sites_raise_is_given_the_site_of_its_frame() -> None:
     assert {without_frames.record_id, *without_frames.alternatives} >= {r["id"] for r in group}
 
 
+def test_a_message_several_sites_raise_is_given_the_site_of_the_release_given() -> None:
+    """Without frames, the site the user's jaxVersion has: Mosaic TPU's ``Can't change
+    bitwidth during a relayout`` was raised by the Python pass up to 0.4.23, then by the C++
+    pass at one line up to 0.7.1 and at another from 0.7.2. Each of the messages that sites
+    of different releases raise in the same words is given, in a release only one of them
+    has, that one's site; and the other sites stay its alternatives."""
+    by_message: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in mined_records():
+        if record["matchPattern"] and "{" not in record["errorMessage"]:
+            by_message[record["errorMessage"]].append(record)
+    cases = []
+    for message, group in by_message.items():
+        for record in group:
+            others = {r["release"] for o in group if o is not record for r in o["releases"]}
+            alone = [r["release"] for r in record["releases"] if r["release"] not in others]
+            if len(group) > 1 and alone:
+                line = f"{record['errorClass']}: {message}"
+                cases.append((line, alone[len(alone) // 2], record, group))
+    assert len(cases) >= 100
+    assert any("Can't change bitwidth" in line for line, *_ in cases)
+    for line, release, record, group in cases:
+        chosen = match_paste(line, everything(), release, FrameIndex.load()).matches[0]
+        assert chosen.record_id == record["id"], (line, release)
+        assert {other["id"] for other in group} - {record["id"]} <= set(chosen.alternatives)
+
+
 TILING_TEST = """\
 import jax
 import jax.numpy as jnp
