@@ -332,6 +332,12 @@ class NaiveIndex:
     def literals(self, entry: int) -> tuple[str, ...]:
         return self._index.literals(entry)
 
+    def entries_of(self, record_id: str) -> tuple[int, ...]:
+        return self._index.entries_of(record_id)
+
+    def opening(self, entry: int) -> str:
+        return self._index.opening(entry)
+
     def group_names(self, entry: int) -> tuple[str, ...]:
         return self._index.group_names(entry)
 

@@ -289,6 +289,12 @@ class PatternIndex:
         """The literal runs every text the entry matches must hold, in pattern order."""
         return self._prepared[entry].literals
 
+    def opening(self, entry: int) -> str:
+        """The literal text every match of the entry begins with; none where a value does."""
+        with suppress(SyntaxUnsupported, RecursionError):
+            return leading_literal(parse(self._prepared[entry].pattern))
+        return ""
+
     def group_names(self, entry: int) -> tuple[str, ...]:
         """The pattern's named groups, in pattern order (empty if RE2 refused it)."""
         compiled = self._compile(entry)
@@ -496,10 +502,20 @@ class OverlaidIndex:
         trying; the entries tried there are filtered) or of the overlay."""
         return self.base.holding_a_head(texts) | self.overlay.holding_a_head(texts)
 
+    def entries_of(self, record_id: str) -> tuple[int, ...]:
+        if record_id in self.replaced:
+            return tuple(n + self._offset for n in self.overlay.entries_of(record_id))
+        return self.base.entries_of(record_id)
+
     def literals(self, entry: int) -> tuple[str, ...]:
         if entry < self._offset:
             return self.base.literals(entry)
         return self.overlay.literals(entry - self._offset)
+
+    def opening(self, entry: int) -> str:
+        if entry < self._offset:
+            return self.base.opening(entry)
+        return self.overlay.opening(entry - self._offset)
 
     def group_names(self, entry: int) -> tuple[str, ...]:
         if entry < self._offset:

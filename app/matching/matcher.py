@@ -298,7 +298,8 @@ def match_paste(
         outside,
     )
     if frames is not None and release is not None:
-        release = frames.dated(release, [w for m in matches if (w := _worded(m)) is not None])
+        worded = [w for m in matches if (w := _worded(m, index)) is not None]
+        release = frames.dated(release, worded)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
@@ -1078,15 +1079,22 @@ def _match(
     )
 
 
-def _worded(match: Match) -> Worded | None:
+def _worded(match: Match, index: AnyIndex) -> Worded | None:
     """What the match tells of the paste's release; ``None`` where a wording that reads it
-    is not dated, where the message is cut short (its opening, all it shows, is often every
-    wording's, and a wording whose pattern takes any text for a value reads the cut and its
-    marker where today's, which types its values, does not), or where libtpu's error code
-    stands before it: libtpu prints Mosaic's words that JAX's source held until its passes
-    left it, under a code (``E2003: CompileTimeMosaic…:``) no release of JAX's printed."""
-    if match.truncated or _LIBTPU_ERROR_CODE.search(match.stripped):
+    is not dated, where the message is cut short and today's wording may open so (its
+    opening, all it shows, is often every wording's, and a wording whose pattern takes any
+    text for a value reads the cut and its marker where today's, which types its values,
+    does not), or where libtpu's error code stands before it: libtpu prints Mosaic's words
+    that JAX's source held until its passes left it, under a code (``E2003:
+    CompileTimeMosaic…:``) no release of JAX's printed."""
+    if _LIBTPU_ERROR_CODE.search(match.stripped):
         return None
+    shown = match.literal
+    if match.truncated:
+        opening = _opening_of_older_wordings_only(match, index)
+        if opening is None:
+            return None
+        shown = opening
     untils = []
     for variant in match.variants:
         until = None if variant == "current" else wording_until(variant)
@@ -1094,7 +1102,32 @@ def _worded(match: Match) -> Worded | None:
             return None
         untils.append(until)
     records = (match.record_id, *match.alike)
-    return Worded(match.line_number, match.literal, records, tuple(untils))
+    return Worded(match.line_number, shown, records, tuple(untils))
+
+
+def _opening_of_older_wordings_only(match: Match, index: AnyIndex) -> str | None:
+    """The opening a message cut short shows whole, where it is that of each older wording
+    of the record that reads it and not today's: ``Unimplemented primitive in Pallas GPU
+    lowering:`` cut before its "Please file an issue", where today's says ``Pallas Triton
+    lowering``. None for a cut that today's wording may continue: it dates nothing."""
+    if "current" in match.variants:
+        return None
+    openings = {
+        index.entries[entry].variant: index.opening(entry)
+        for entry in index.entries_of(match.record_id)
+    }
+    today = openings.get("current")
+    if not today:
+        return None
+    shown = None
+    for variant in match.variants:
+        opening = openings.get(variant, "")
+        start = match.normalized_line.find(opening) if opening else -1
+        cut = match.normalized_line[start:]
+        if start < 0 or cut.startswith(today) or today.startswith(cut):
+            return None
+        shown = opening
+    return shown
 
 
 def _rank(candidate: _Candidate, score: float) -> tuple[bool, bool, float, int]:

@@ -92,6 +92,32 @@ def test_a_github_issue_about_a_copy_to_gmem_gets_that_constructs_fix(
     assert (fix["shape"], fix["dtype"], fix["verified"]) == ([4], "float32", True)
 
 
+def test_a_message_cut_short_in_an_older_wording_dates_the_paste_by_it(
+    client: httpx.Client,
+) -> None:
+    """jax-ml/jax#31876 and #32551 quote Triton's unimplemented primitive without the "Please
+    file an issue" that ends it. Its opening is 0.4.15-0.10.0's: from 0.10.1 JAX says
+    "Pallas Triton lowering". The paste is dated so, by the words it shows, and linked to
+    0.10.0's line; a cut that today's wording opens dates nothing."""
+    older = match(
+        client, "NotImplementedError: Unimplemented primitive in Pallas GPU lowering: scatter."
+    )
+    [found] = older["matches"]
+    assert found["why"]["truncated"] and found["captures"] == {"name": "scatter"}
+    assert older["release"]["span"] == "0.4.15–0.10.0"
+    [wording] = older["release"]["evidence"]
+    assert (wording["kind"], wording["text"]) == (
+        "wording",
+        "Unimplemented primitive in Pallas GPU lowering: ",
+    )
+    assert found["source"]["release"] == "0.10.0"
+    today = match(
+        client, "NotImplementedError: Unimplemented primitive in Pallas Triton lowering: scatter."
+    )
+    assert today["matches"][0]["errorId"] == found["errorId"]
+    assert today["release"] is None
+
+
 def test_a_fix_unavailable_in_the_release_says_why(client: httpx.Client) -> None:
     """The async store's wording read in a release older than the async store: no fix, and
     the answer says what the engine knows of that release instead of only that it has none."""
