@@ -228,9 +228,10 @@ class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
 class _SourceLine(NamedTuple):
     """A frame's source line, as far as it tells which site's statement raised."""
 
-    text: str
     raised_class: str | None  # ``raise ValueError(…)``'s; None for a helper's or no raise
     guard: str | None  # ``if num_extensive: raise …``'s, as the miner unparses conditions
+    asserted: str | None  # an ``assert``'s condition, as the miner unparses conditions
+    asserted_start: str | None  # what a multi-line assert's first line shows, spaces out
 
     @classmethod
     def read(cls, text: str) -> _SourceLine:
@@ -239,15 +240,21 @@ class _SourceLine(NamedTuple):
         if raised_class is not None and not spelled_as_class(raised_class):
             raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
         guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
-        return cls(text, raised_class, guard)
+        return cls(raised_class, guard, *_assertion(text))
 
     def shows(self, site: Site) -> str | None:
         """Why the line is ``site``'s statement, if it is."""
-        if site.kind == "assert" and _same_condition(site.condition, self.text):
+        if site.kind == "assert" and self._asserts(site.condition):
             return "the frame's source line is this assert's condition"
         if site.kind == "raise" and self.guard is not None and site.condition == self.guard:
             return f"the frame's source line is this raise, under `if {self.guard}:`"
         return None
+
+    def _asserts(self, condition: str) -> bool:
+        if self.asserted is not None:
+            return condition == self.asserted
+        start = self.asserted_start
+        return start is not None and re.sub(r"\s+", "", condition).startswith(start)
 
     def raises_other_than(self, site: Site) -> bool:
         """Whether the line raises another class than ``site`` does: then it is not the
@@ -1160,22 +1167,23 @@ def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
     return best, top
 
 
-def _same_condition(condition: str, source: str) -> bool:
-    """Whether ``source`` (``assert <condition>[, message]``, perhaps only its first line)
-    is the assert of ``condition`` (as the miner unparses it: ``all((x for x in y))``)."""
+def _assertion(source: str) -> tuple[str | None, str | None]:
+    """What ``source`` (``assert <condition>[, message]``) asserts: its condition as the
+    miner unparses it (``all((x for x in y))``), or, of a multi-line assert cut after its
+    first line, what that line shows of it, without spaces; neither where it asserts
+    nothing."""
     if not source.startswith("assert") or len(source) > MAX_STATEMENT_CHARS:
-        return False
+        return None, None
     try:
         statement = ast.parse(source).body[0]
         if isinstance(statement, ast.Assert):
-            return ast.unparse(statement.test) == condition
+            return ast.unparse(statement.test), None
     except SyntaxError:  # a multi-line assert, cut after its first line
         pass
     except _TOO_DEEP:
-        return False
+        return None, None
     printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
-    wanted = re.sub(r"\s+", "", condition)
-    return len(printed) >= MIN_CONDITION and wanted.startswith(printed)
+    return None, printed if len(printed) >= MIN_CONDITION else None
 
 
 def _unparsed(expression: str) -> str | None:
