@@ -998,9 +998,12 @@ class FrameIndex:
         """The releases of a frame on a site's line in which that line holds the statement
         the frame's source line shows, where several sites stood there in turn (an assert
         in some releases, the one above it in others); all of them where it tells none."""
+        here = self._lines.get(frame.file, {}).get(str(frame.line), ())
+        if len(here) < 2:  # one site's line in every release that has one there
+            return frame.mask
         statement = _SourceLine.read(source)
         shown = 0
-        for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
+        for number, mask in here:
             site = self.sites[number]
             if statement.shows(site) or statement.raised_class == site.error_class:
                 shown |= mask
