@@ -594,7 +594,7 @@ def test_a_raise_quoted_above_its_message_picks_the_sites_of_that_statement(
                 f"{record['errorClass']}: {render(template)}\n"
             )
             [found] = matcher.match(MatchRequest(text=paste)).matches
-            leading = next(r for r in mined_records() if r["id"] == found.errorId)
+            leading = next(r for r in mined_sites() if r["id"] == found.errorId)
             tried.append((template, leading["errorMessage"]))
             assert found.sourceUrl is not None and leading["filePath"] in found.sourceUrl
     assert len(tried) >= 50

@@ -8,10 +8,11 @@ neither needs the device. TPU lowering asks the device for its chip's tiling, so
 device is registered as a TPU v5e for these tests. The safe_zip record's error is raised
 from three places of Pallas: the Mosaic GPU pipeline (its site), the TPU one and the Triton
 lowering, checked too; the safe_map record's from two of the Mosaic GPU pipeline: the slices
-of an input's block (its site) and the loop body's comparison of an output's indices. A
-check of Mosaic's C++ dialect that Pallas's own verification of the kernel runs while
-lowering has no Python frame at its line: its diagnostic, under Pallas's VerificationError,
-must be in the record's words.
+of an input's block (its site) and the loop body's comparison of an output's indices; Mosaic
+GPU's tiling record's by a broadcast to 16 rows (its case) and by a read of a 16-row block of
+a tiled SMEM ref, from the same line. A check of Mosaic's C++ dialect that Pallas's own
+verification of the kernel runs while lowering has no Python frame at its line: its
+diagnostic, under Pallas's VerificationError, must be in the record's words.
 """
 
 from __future__ import annotations
@@ -320,23 +321,79 @@ def wgmma_through_run_state(as_accumulator: bool, loaded_after: bool = False) ->
     return wgmma_kernel(multiply, spec((64, 128)))
 
 
+def wgmma_product(a_smem: Any, b_smem: Any) -> Any:
+    """The (64, 128) float32 result of a ``wgmma`` of the two SMEM operands, in the WGMMA
+    layout."""
+
+    def accumulate(acc):
+        plgpu.wgmma(acc, a_smem, b_smem)
+        plgpu.wgmma_wait(0)
+        return acc[...]
+
+    return pl.run_scoped(accumulate, plgpu.ACC((64, 128), f32))
+
+
 def sum_of_a_wgmma(one_axis_at_a_time: bool) -> Any:
     """The sum of all elements of a (64, 128) by (128, 128) float16 ``wgmma``'s result:
     over both axes at once, or over its rows then the row sums."""
 
     def multiply(a_smem, b_smem, o_gmem):
-        def accumulate(acc):
-            plgpu.wgmma(acc, a_smem, b_smem)
-            plgpu.wgmma_wait(0)
-            return acc[...]
-
-        product = pl.run_scoped(accumulate, plgpu.ACC((64, 128), f32))
+        product = wgmma_product(a_smem, b_smem)
         if one_axis_at_a_time:
             o_gmem[...] = jnp.sum(jnp.sum(product, axis=1), axis=0)
         else:
             o_gmem[...] = jnp.sum(product)
 
     return wgmma_kernel(multiply, spec(()))
+
+
+def column_sums_broadcast(rows: int) -> Any:
+    """The column sums of a (64, 128) by (128, 128) float16 ``wgmma``'s result (a vector laid
+    out as the WGMMA layout's columns) broadcast to ``rows`` rows, which the WGMMA layout the
+    broadcast picks fits only in multiples of 64 (jax-ml/jax#38595 quotes 16's error)."""
+
+    def multiply(a_smem, b_smem, o_gmem):
+        column_sums = jnp.sum(wgmma_product(a_smem, b_smem), axis=0)
+        o_gmem[...] = jnp.broadcast_to(column_sums, (rows, 128))
+
+    return wgmma_kernel(multiply, spec((rows, 128)))
+
+
+def tiled_block_read(rows: int) -> Any:
+    """A (rows, 128) float32 block copied into an SMEM buffer tiled and swizzled for wgmma,
+    read (in the WGMMA layout, as Lane semantics read such a ref) and doubled."""
+
+    def body(x_gmem, o_gmem, smem, barrier):
+        plgpu.copy_gmem_to_smem(x_gmem, smem, barrier)
+        plgpu.barrier_wait(barrier)
+        o_gmem[...] = smem[...] * 2
+
+    scratch = [swizzled((rows, 128), f32), plgpu.Barrier()]
+    kernel = plgpu.kernel(body, out_type=spec((rows, 128)), scratch_types=scratch)
+    return kernel, [spec((rows, 128))], "cuda"
+
+
+def entries_less_their_column_means(one_entry_at_a_time: bool) -> Any:
+    """Each (128, 32) entry of a (4, 128, 32) float32 buffer tiled and swizzled for wgmma, less
+    the means of its columns (jax-ml/jax#39999): reduced over axis 1 of the whole rank-3 value,
+    whose rows the reduction's lowering takes for columns, or over axis 0 of one entry at a
+    time."""
+    shape = (4, 128, 32)
+
+    def body(x_gmem, o_gmem, smem, barrier):
+        plgpu.copy_gmem_to_smem(x_gmem, smem, barrier)
+        plgpu.barrier_wait(barrier)
+        if not one_entry_at_a_time:
+            x = smem[...]
+            o_gmem[...] = x - jax.lax.broadcast_in_dim(jnp.sum(x, axis=1) / 128, shape, (0, 2))
+            return
+        for i in range(shape[0]):
+            x = smem[i]
+            o_gmem[i] = x - jax.lax.broadcast_in_dim(jnp.sum(x, axis=0) / 128, x.shape, (1,))
+
+    scratch = [swizzled(shape, f32), plgpu.Barrier()]
+    kernel = plgpu.kernel(body, out_type=spec(shape), scratch_types=scratch)
+    return kernel, [spec(shape)], "cuda"
 
 
 # --- TPU ------------------------------------------------------------------------------------
@@ -1034,6 +1091,13 @@ def tpu_compiler_params(as_object: bool) -> Any:
     return call, [spec((16, 128))], "tpu"
 
 
+# Mosaic GPU's tiling of a value that its layout's tiles do not divide: the record's own case is
+# a broadcast to 16 rows; a 16-row block read from a tiled, swizzled SMEM ref raises it too.
+TILING = "81636859129e8f9d"
+TILED_BLOCK_READ = (lambda: tiled_block_read(16), lambda: tiled_block_read(64))
+TILING_OF_16_ROWS = "Tiling ((64, 8), (16, 8), (8, 8), (2,)) does not apply to shape (16, 128)"
+
+
 # Record id -> (before, after): the record's example fix as kernels to lower.
 CASES: dict[str, tuple[Lowering, Lowering]] = {
     "33bc240ef4ec1a11": (lambda: layout_casts(True), lambda: layout_casts(False)),
@@ -1129,6 +1193,11 @@ CASES: dict[str, tuple[Lowering, Lowering]] = {
         lambda: wgmma_through_run_state(True),
     ),
     "bd962479cfe4d6c6": (lambda: sum_of_a_wgmma(False), lambda: sum_of_a_wgmma(True)),
+    "5a9f036f3ec19988": (
+        lambda: entries_less_their_column_means(False),
+        lambda: entries_less_their_column_means(True),
+    ),
+    TILING: (lambda: column_sums_broadcast(16), lambda: column_sums_broadcast(64)),
     "6c650f5c929ea23b": (
         lambda: row_maxima(jnp.int8, False),
         lambda: row_maxima(jnp.int8, True),
@@ -1369,6 +1438,19 @@ def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> Non
     lower(after)
 
 
+def test_a_tiled_block_of_16_rows_raises_the_tiling_record_from_its_site() -> None:
+    """The record's other way in, which JAX 0.11.0 did not change as it did the broadcast's:
+    read in Lane semantics, a tiled, swizzled SMEM block takes the WGMMA layout, whose 64-row
+    tile 16 rows do not fill. Both print the message of jax-ml/jax#38595 word for word."""
+    record = curated_records()[TILING]
+    before, after = TILED_BLOCK_READ
+    error = raised_by(before)
+    assert_raised_at(error, record, *installed_site(record))
+    assert str(error) == str(raised_by(CASES[TILING][0])) == TILING_OF_16_ROWS
+    assert "jax-ml/jax#38595" in record["documentation"]
+    lower(after)
+
+
 @pytest.mark.parametrize(
     ("record_id", "before"),
     [
@@ -1377,6 +1459,7 @@ def test_a_mosaic_gpu_store_raises_the_store_dtype_record_from_its_site() -> Non
         pytest.param(SAFE_ZIP, TRITON_SAFE_ZIP[0], id=f"{SAFE_ZIP}-triton"),
         pytest.param(SAFE_MAP, OUTPUT_SAFE_MAP[0], id=f"{SAFE_MAP}-output"),
         pytest.param(STORE_DTYPE, GPU_STORE_DTYPE[0], id=f"{STORE_DTYPE}-mosaic-gpu"),
+        pytest.param(TILING, TILED_BLOCK_READ[0], id=f"{TILING}-read"),
     ],
 )
 def test_the_pasted_traceback_is_matched_to_the_record(
@@ -1386,6 +1469,7 @@ def test_the_pasted_traceback_is_matched_to_the_record(
     # Dated by its frames, JAX's machinery's (jit, lowering) where those are all it shows.
     assert answer.release is not None and jax.__version__ in answer.release.releases
     if not answer.matches:  # a bare assert has no message: the frame that raised it names it
+        assert not curated_records()[record_id]["matchPattern"], answer
         assert [found.errorId for found in answer.raisePoints][:1] == [record_id], answer
         return
     named = [found.errorId for found in answers_to_the_raised_error(answer.matches)]
