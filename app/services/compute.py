@@ -431,8 +431,9 @@ def checked_jax_version(
     else is a 422 naming ``field``."""
     if text is None:
         return
+    read = parse_version if modelled else read_version
     try:
-        parse_version(text) if modelled else read_version(text)
+        read(text)
     except AlignmentInputError as exc:
         raise invalid_field(field, str(exc)) from None
 
