@@ -141,7 +141,9 @@ def test_static_files_are_served(client: httpx.Client) -> None:
     assert ".card {" in style.text and ":root {" in style.text
 
 
-def test_both_forms_refuse_a_jax_version_the_engine_does_not_model(client: httpx.Client) -> None:
+def test_both_forms_refuse_a_jax_version_they_cannot_take(client: httpx.Client) -> None:
+    """The paste form reads any release (pastes are read from 0.4.15), but not text that
+    names none; the compute form only the releases the engine models."""
     pasted = client.post(
         "/", data={"text": traceback("MGPU-COPY-INTEGER-BYTES"), "jaxVersion": "banana"}
     )
@@ -153,6 +155,11 @@ def test_both_forms_refuse_a_jax_version_the_engine_does_not_model(client: httpx
     assert "jaxVersion: cannot read JAX version &#39;banana&#39;" in pasted.text
     assert "jaxVersion: JAX 0.4.38 is not modelled" in computed.text
     assert pasted.headers["content-type"] == computed.headers["content-type"] == HTML
+    older = client.post(
+        "/", data={"text": traceback("MGPU-COPY-INTEGER-BYTES"), "jaxVersion": "0.4.38"}
+    )
+    assert older.status_code == 200
+    assert "JAX 0.4.38 is not modelled" in older.text
 
 
 def test_a_0d_block_is_answered_on_the_compute_page(client: httpx.Client) -> None:
