@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
@@ -466,13 +466,17 @@ class FrameIndex:
         """Every release with the record's site, on whichever line."""
         return self.names(self._site_mask(record_id))
 
-    def cannot_raise(self, record_id: str, release: str) -> bool:
-        """Whether ``release``, a mined one, has no site of the record, nor prints it as a
-        later release may print a C++ diagnostic; ``False`` where nothing tells (a record
-        without a site, a release not mined)."""
-        bit = self.mask(release)
-        may = self._site_mask(record_id) | self.wording_releases(record_id, None)
-        return bool(bit and may) and not may & bit
+    def raised_outside(self, releases: Iterable[str]) -> Callable[[str], bool]:
+        """A test of a record: whether none of ``releases`` has a site of it, nor prints it
+        as a later release may print a C++ diagnostic; ``False`` where nothing tells (a
+        record without a site, no mined release among them)."""
+        asked = self._mask_of(releases)
+
+        def outside(record_id: str) -> bool:
+            may = self._site_mask(record_id) | self.wording_releases(record_id, None)
+            return bool(asked and may) and not may & asked
+
+        return outside
 
     def newest_rank(self, record_id: str) -> int:
         """How new the newest release with the record's site is (0: no release has it)."""

@@ -24,7 +24,7 @@ import re
 import string
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, partial
+from functools import cache
 
 from app.knowledge.scope import backend_of
 from app.matching.compilers import backends_wrapping
@@ -277,10 +277,11 @@ def match_paste(
 
     backends = cache(backends_shown)
     newest = frames.newest_rank if frames is not None else _unknown_rank
-    # A site the release the answer follows (the user's, else the paste's) cannot raise.
-    outside = _nowhere_told
-    if frames is not None and jax_version is not None:
-        outside = partial(frames.cannot_raise, release=jax_version)
+    # A site that none of the paste's releases (the user's, if given) can raise.
+    outside: Callable[[str], bool] = _nowhere_told
+    if frames is not None and release is not None:
+        releases = release.releases if release.given is None else (release.given,)
+        outside = frames.raised_outside(releases)
     # The earliest release the paste can come from: a wording older than it is not its.
     earliest = jax_version
     if release is not None and release.given is None and release.releases:
@@ -822,8 +823,8 @@ def _best_per_error(
     message fits, the one whose site the exception's last frame is on comes first, then one
     whose ``raise`` the paste shows as source, then one raised in the module whose exception
     class the paste names, then the surest, then the one whose pattern holds the most
-    literal text, then one whose site the release the answer follows has (``outside``: the
-    user's 0.4.34 raised the C++ pass's ``Can't change bitwidth during a relayout`` of
+    literal text, then one whose site a release the paste can come from has (``outside``:
+    the user's 0.4.34 raised the C++ pass's ``Can't change bitwidth during a relayout`` of
     0.4.16-0.7.1, not that of 0.7.2-0.8.1). Of records alike in all that (one message raised
     at several sites), one with curated advice comes before those known only from JAX's
     source, whose patterns, derived from the message's template, differ from a curated one
