@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import load_settings
 from app.db import make_engine, make_session_factory, transaction
 from app.matching import OverlaidIndex, PatternIndex, match_paste
+from app.matching.index import AnyIndex
 from app.migrate import upgrade
 from app.records.importer import import_text
 from app.records.store import RecordStore
@@ -82,6 +83,17 @@ def test_single_writes_are_applied_in_place_as_a_full_build_would_see_them(
         fresh = match_paste(f"ValueError: {text}", rebuilt.patterns)
         overlaid = match_paste(f"ValueError: {text}", current.patterns)
         assert [m.record_id for m in overlaid.matches] == [m.record_id for m in fresh.matches]
+    # A record's entries and what each opens with, which date a message cut short.
+    for record_id in ("w0", "w1", "w2", "w3"):
+        assert openings(current.patterns, record_id) == openings(rebuilt.patterns, record_id)
+    assert openings(current.patterns, "w1") == [("current", "Gadget 1 is misaligned by ")]
+
+
+def openings(index: AnyIndex, record_id: str) -> list[tuple[str, str]]:
+    return sorted(
+        (index.entries[entry].variant, index.opening(entry))
+        for entry in index.entries_of(record_id)
+    )
 
 
 def test_an_import_is_rebuilt_in_the_background_while_the_old_catalog_answers(
