@@ -13,7 +13,7 @@ from slack_sdk.signature import Clock, SignatureVerifier
 
 from app.chatops.answers import Reply
 from app.rendering.cards import Card, FixCard, Quote, fix_heading, hidden_fixes_note
-from app.rendering.text import clip, clip_line
+from app.rendering.text import clip, clip_line, quiet_mentions
 
 MAX_BLOCKS = 50
 HEADER_LIMIT = 150
@@ -58,7 +58,8 @@ def slack_message(reply: Reply) -> dict[str, Any]:
         blocks = [*blocks[: MAX_BLOCKS - 1], _context("… (truncated: more than Slack shows)")]
     return {
         "response_type": "in_channel" if reply.share else "ephemeral",
-        "text": clip_line(" · ".join(card.title for card in reply.cards), FALLBACK_LIMIT),
+        # Shown in notifications, and read as mrkdwn: escaped like any other text.
+        "text": escape(clip_line(" · ".join(card.title for card in reply.cards), FALLBACK_LIMIT)),
         "blocks": blocks,
     }
 
@@ -67,7 +68,10 @@ def _card_blocks(card: Card) -> list[dict[str, Any]]:
     blocks = [
         {
             "type": "header",
-            "text": {"type": "plain_text", "text": clip_line(card.title, HEADER_LIMIT)},
+            "text": {
+                "type": "plain_text",
+                "text": quiet_mentions(clip_line(card.title, HEADER_LIMIT)),
+            },
         }
     ]
     if card.facts:
@@ -110,17 +114,23 @@ def _context(text: str) -> dict[str, Any]:
 
 
 def escape(text: str) -> str:
-    """mrkdwn control characters; escaped, ``<!channel>`` and links in user text stay text."""
+    """mrkdwn control characters and mentions; escaped, ``<!channel>``, ``@here`` and links
+    in any text, pasted or stored, stay text."""
+    return quiet_mentions(_entities(text))
+
+
+def _entities(text: str) -> str:
+    """What mrkdwn reads as markup, even in code: links, ``<!channel>`` and entities."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _code(text: str) -> str:
     """Inline code cannot hold a backtick in mrkdwn; a look-alike quote takes its place."""
     one_line = " ".join(text.split()).replace("`", "'")
-    return f"`{escape(one_line)}`"
+    return f"`{_entities(one_line)}`"
 
 
 def _code_block(code: str) -> str:
     """A code block cannot hold its own fence; a zero-width space breaks any inside it."""
     body = code.rstrip().replace("```", "`" + _ZERO_WIDTH_SPACE + "``")
-    return f"```\n{escape(body)}\n```"
+    return f"```\n{_entities(body)}\n```"

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 
 from app.rendering.cards import Card, FixCard, Quote, fix_heading, hidden_fixes_note
-from app.rendering.text import clip
+from app.rendering.text import clip, quiet_mentions
 
 MEDIA_TYPE = "text/markdown; charset=utf-8"
 # What would turn prose into markup: emphasis, code, links, HTML, strikethrough, tables, and
@@ -58,8 +58,9 @@ def _fix(fix: FixCard, heading: str) -> str:
 
 
 def escape(text: str) -> str:
-    """Prose that Markdown shows as written: no emphasis, links, HTML or headings."""
-    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+    """Prose that Markdown shows as written: no emphasis, links, HTML or headings, and no
+    mention a chat would act on."""
+    return quiet_mentions(_SPECIAL.sub(r"\\\1", " ".join(text.split())))
 
 
 def code_span(text: str) -> str:

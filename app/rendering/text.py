@@ -9,8 +9,19 @@ from pydantic import ValidationError
 from app.errors import field_errors, fields_detail
 
 ELLIPSIS = "…"
+# A word joiner after "@" keeps "@all", "@here", "@channel" or "@user" from being read as a
+# mention by Slack or Mattermost, and one after "<" Slack's "<!channel>" and "<@U123>"; it
+# shows nothing to the reader.
+_MENTION_START = re.compile(r"(?<=@)(?=\w)|(?<=<)(?=[!@#])")
+_WORD_JOINER = "\u2060"
 TRUNCATED = "… (truncated)"
 _FENCE = re.compile(r"^(`{3,})")
+
+
+def quiet_mentions(text: str) -> str:
+    """Prose for a chat that mentions nobody, whatever wrote it (a paste, a stored record):
+    chats do not read mentions inside code, so code is left as it is."""
+    return _MENTION_START.sub(_WORD_JOINER, text)
 
 
 def clip_line(text: str, limit: int) -> str:
