@@ -20,6 +20,7 @@ from app.api.openapi import document_problems
 from app.chatops.replays import ReplayCache
 from app.config import Settings, load_settings
 from app.db import make_engine, make_session_factory
+from app.matching.frames import FrameIndex
 from app.migrate import head_revision
 from app.observability import setup as observability
 from app.observability.logs import configure_logging, flush_access_log
@@ -58,6 +59,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 app.state.catalog.current()
             except DATABASE_UNAVAILABLE:
                 log.warning("catalog not built at start: database unreachable")
+            # Every match reads it; loaded later, its 345,000 objects would be walked by
+            # each full collection a long paste sets off (64 ms, the GIL held).
+            FrameIndex.load()
             gc.freeze()
         yield
         gc.unfreeze()  # collectable again once the app is over (a test process starts many)

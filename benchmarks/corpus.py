@@ -334,3 +334,34 @@ def _log_line(rng: random.Random) -> str:
     template = rng.choice(_LOG_LINES)
     numbers = {f"n{i}": rng.randint(1, 100000) for i in range(1, 5)}
     return template.format(f=rng.random() * 10, g=rng.random(), **numbers, **values)
+
+
+# --- adversarial pastes --------------------------------------------------------------------
+
+_FRAME = '  File "/site-packages/jax/_src/pallas/core.py", line 12, in f\n    y = x\n'
+
+
+def adversarial_pastes(size: int) -> dict[str, str]:
+    """Pastes of at most ``size`` bytes (UTF-8) shaped to find work that grows faster than
+    the paste: one long line, digits, many short errors, a traceback repeated, deep
+    indentation, frames without end, pathological Unicode, unclosed brackets."""
+    known = KNOWN_TRACEBACK.read_text(encoding="utf-8")
+    units = {
+        "one long line": ("ValueError: ", "x"),
+        "digits": ("ValueError: ", "1"),
+        "many short errors": ("", "ValueError: x\n"),
+        "repeated tracebacks": ("", known),
+        "deep indentation": ("", " " * 200 + "x\n"),
+        "frames without end": ("Traceback (most recent call last):\n", _FRAME),
+        "pathological unicode": ("ValueError: ", "e\u0301\u200b\U0001f600\u202e\ufeff"),
+        "unclosed brackets": ("ValueError: ", "([{<'\""),
+    }
+    return {name: _filled(head, unit, size) for name, (head, unit) in units.items()}
+
+
+def _filled(head: str, unit: str, size: int) -> str:
+    """``head`` then ``unit`` repeated, cut to at most ``size`` bytes of UTF-8."""
+    count = (size - len(head.encode())) // len(unit.encode())
+    text = head + unit * count
+    spare = size - len(text.encode())
+    return text + unit[:spare] if unit.isascii() else text

@@ -40,6 +40,10 @@ from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 
 SUGGESTIONS = 3
+# The longest message of a live record is about 500 characters; a query's words past this many
+# cannot make it read more like one, and rapidfuzz holds the GIL for time that grows with
+# the query (a 1 MiB line took over a minute against 11k records; 600 characters, 40 ms).
+SIMILAR_QUERY_CHARS = 600
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # Records written since a catalog's version that are applied to it in place; more (an
 # import) and it is rebuilt in a thread, the catalog held answering meanwhile.
@@ -139,7 +143,9 @@ class Catalog:
         like any text holding "primitive". Words alike are no kinship across backends:
         when ``text`` names backends (a TPU lowering error, Triton's), only records raised
         by one of them are offered. Nor are records of Python's own words at JAX's call of
-        user code, which every call of the wrong arity reads like."""
+        user code, which every call of the wrong arity reads like. Only the text's first
+        ``SIMILAR_QUERY_CHARS`` are read."""
+        text = text[:SIMILAR_QUERY_CHARS]
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
         messages, ids, backends = self._live_messages()
         found = process.extract(

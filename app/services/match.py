@@ -15,8 +15,9 @@ from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
 from app.matching.frames import Frame, FrameIndex, RaisePoint, ReleaseReading, SourceSite
+from app.matching.matcher import MAX_EXCEPTIONS_READ
 from app.matching.values import UserFrame
-from app.services.catalog import Catalog, RecordInfo
+from app.services.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
 from app.services.compute import (
     LOWERING_SEMANTICS,
     ComputeRequest,
@@ -253,6 +254,11 @@ class MatchResponse(BaseModel):
         "where no match or memory report explains it: a message no release of JAX's source "
         "holds.",
     )
+    skippedExceptions: int = Field(
+        default=0,
+        description="Exceptions earlier in the paste than the last "
+        f"{MAX_EXCEPTIONS_READ}, which were not read.",
+    )
 
 
 class MatchService:
@@ -298,6 +304,7 @@ class MatchService:
             raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
             memory=memory,
             compilerMessages=_unexplained(request.text, matches, memory),
+            skippedExceptions=report.skipped_exceptions,
         )
 
     def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
@@ -468,7 +475,7 @@ class MatchService:
     def _suggestions(
         self, exceptions: tuple[FoundException, ...], text: str
     ) -> list[SuggestionOut]:
-        query = exceptions[0].message if exceptions else text[-2000:]
+        query = exceptions[0].message if exceptions else text[-SIMILAR_QUERY_CHARS:]
         return [
             SuggestionOut(
                 errorId=record_id,
