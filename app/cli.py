@@ -29,11 +29,11 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
+    from app.answers.catalog import Catalog, RecordInfo
+    from app.answers.compute import FixOut
+    from app.answers.match import MatchResponse
     from app.knowledge.sources import ReleaseSource
     from app.rendering.cards import Card
-    from app.services.catalog import Catalog, RecordInfo
-    from app.services.compute import FixOut
-    from app.services.match import MatchResponse
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
@@ -94,8 +94,8 @@ def _prepared_database(settings: Settings) -> tuple[Engine, sessionmaker[Session
 
 def _catalog(settings: Settings) -> Catalog:
     """The records' catalog, as the service keeps it in memory."""
+    from app.answers.catalog import CatalogCache
     from app.records.version_watch import VersionWatch
-    from app.services.catalog import CatalogCache
 
     engine, factory = _prepared_database(settings)
     try:
@@ -235,9 +235,9 @@ def match(
 ) -> None:
     """Find the known errors in a pasted traceback; exit 1 when the answer names nothing: no
     known error, no site in JAX's source, no compiler's message, no memory report."""
+    from app.answers.compute import checked_jax_version
+    from app.answers.match import MatchRequest, MatchService
     from app.errors import ProblemError
-    from app.services.compute import checked_jax_version
-    from app.services.match import MatchRequest, MatchService
 
     try:
         checked_jax_version(jax_version, "--jax-version", modelled=False)
@@ -287,11 +287,11 @@ def compute(
     """
     from pydantic import ValidationError
 
+    from app.answers.compute import ComputeRequest, ComputeService
     from app.errors import ProblemError
     from app.rendering.cards import compute_card
     from app.rendering.links import RELATIVE
     from app.rendering.text import validation_problem
-    from app.services.compute import ComputeRequest, ComputeService
 
     try:
         request = ComputeRequest.model_validate(  # validated: the semantics is a choice
@@ -488,8 +488,8 @@ def mine(
     ] = None,
 ) -> None:
     """Mine every error site of one JAX release into records (JSON Lines)."""
+    from app.jaxref.scope import SourceTreeError
     from app.knowledge.mining import mine_one
-    from app.knowledge.scope import SourceTreeError
 
     try:
         with _output(out) as stream:
@@ -512,12 +512,12 @@ def mine_releases_command(
 ) -> None:
     """Mine every release of data/jax-releases.json into one dataset (ids kept); a release
     the git repository lacks is read from its wheel, without its C++."""
-    from app.knowledge.api import MINED_API
+    from app.jaxref.scope import SourceTreeError
     from app.knowledge.calls import MINED_CALLS
     from app.knowledge.functions import FUNCTIONS_FILE
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
-    from app.knowledge.scope import SourceTreeError
+    from app.knowledge.public_names import MINED_API
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
@@ -551,9 +551,15 @@ def mine_api_command(
     written for another release meets (reading a missing name, calling with another
     release's arguments). Written to data/mined/, they are also dated in
     data/frame-index.json."""
-    from app.knowledge.api import MINED_API, api_records, mine_api, unanswered, write_api_records
     from app.knowledge.calls import KEYWORDS_FILE, MINED_CALLS, call_records, keyword_index
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
+    from app.knowledge.public_names import (
+        MINED_API,
+        api_records,
+        mine_api,
+        unanswered,
+        write_api_records,
+    )
     from app.knowledge.signatures import mine_signatures
     from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
@@ -580,7 +586,7 @@ def mine_api_command(
 def _release_sources(git_dir: Path, wheels: Path) -> dict[str, ReleaseSource]:
     """Every release of the table, from the git repository or its wheel; a usage error
     where one can be had from neither."""
-    from app.knowledge.releases import release_commits
+    from app.jaxref.releases import release_commits
     from app.knowledge.sources import ReleaseSourceError, release_sources
 
     try:

@@ -12,6 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.cors import CORSMiddleware
 
 from app import collector
+from app.answers.catalog import DATABASE_UNAVAILABLE, CatalogCache
 from app.api import chatops, compute, health, match, problems, records
 from app.api.headers import DefaultHeaders
 from app.api.limits import BodySizeLimit, RateLimit
@@ -27,7 +28,6 @@ from app.observability.logs import configure_logging, flush_access_log
 from app.observability.multiprocess import forget_process
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionedLRU, VersionWatch, forget_after_writes
-from app.services.catalog import DATABASE_UNAVAILABLE, CatalogCache
 from app.web import routes as web
 from app.web.pages import STATIC_DIR, SWAGGER_UI_DIR, problem_page
 

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.knowledge.api import MINED_API
+from app.answers.catalog import _index_pattern
+from app.jaxref.templates import derive_pattern
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
+from app.knowledge.public_names import MINED_API
 from app.matching.index import PatternEntry, call_names
-from app.matching.templates import derive_pattern
 from app.records.importer import read_documents, read_text
 from app.records.validation import validate_record
-from app.services.catalog import _index_pattern
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEEDS = REPO_ROOT / "data" / "seeds"

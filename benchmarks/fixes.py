@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.alignment import resolve, suggest_fixes
+from app.engines.mosaic_gpu import resolve, suggest_fixes
 from benchmarks.match import percentile
 
 NEWEST = "0.12.0.1"

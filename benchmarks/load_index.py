@@ -35,6 +35,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from sqlalchemy import func, select
 
+from app.answers.catalog import load_catalog
 from app.config import load_settings
 from app.db import make_engine, make_session_factory, transaction
 from app.matching import PatternIndex
@@ -42,7 +43,6 @@ from app.records.importer import import_text
 from app.records.models import RecordRow, RecordTag
 from app.records.seeding import prepare_database
 from app.records.store import RecordStore
-from app.services.catalog import load_catalog
 from benchmarks import corpus, memory
 
 CHUNK = 5_000

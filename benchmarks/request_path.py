@@ -81,7 +81,7 @@ def prepared(endpoint: str) -> Iterator[None]:
     if endpoint != STORED_MATCH:
         yield
         return
-    reading: Any = sys.modules["app.services.match"]  # imported by the app
+    reading: Any = sys.modules["app.answers.match"]  # imported by the app
     matcher = reading.match_paste
     stored: list[Any] = []
 

@@ -23,13 +23,13 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.answers.catalog import Catalog, CatalogCache
 from app.config import CURATED_SEED_PATHS, REPO_ROOT, Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.mining import MINED_SITES
 from app.migrate import upgrade
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
-from app.services.catalog import Catalog, CatalogCache
 
 POSTGRES_ADMIN_URL = os.environ.get(
     "ERRATA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"

@@ -14,7 +14,7 @@ import pytest
 
 from app.config import REPO_ROOT, SEED_PATHS
 from app.db import make_engine, make_session_factory
-from app.knowledge.releases import release_commits
+from app.jaxref.releases import release_commits
 from app.records.store import RecordStore
 from tests.conftest import CURATED_SEEDS_ENV, SEED_DIR
 from tests.matching.catalog import PASTES

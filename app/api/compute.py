@@ -9,13 +9,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.bodies import json_body, parse_json, post_request_route
-from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
-from app.api.deps import CatalogDep, get_catalog
-from app.api.offload import cpu_bound, on_loop_unless_engine
-from app.rendering.cards import compute_card
-from app.rendering.negotiation import prefers_markdown
-from app.services.compute import (
+from app.answers.compute import (
     BatchRequest,
     BatchResponse,
     ComputeRequest,
@@ -28,7 +22,13 @@ from app.services.compute import (
     run_smem_budget,
     run_sweep,
 )
-from app.services.computed import SmemBudgetOut
+from app.answers.computed import SmemBudgetOut
+from app.api.bodies import json_body, parse_json, post_request_route
+from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
+from app.api.deps import CatalogDep, get_catalog
+from app.api.offload import cpu_bound, on_loop_unless_engine
+from app.rendering.cards import compute_card
+from app.rendering.negotiation import prefers_markdown
 
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 

@@ -15,6 +15,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.answers.catalog import Catalog, CatalogCache
+from app.answers.match import MatchService
 from app.api.headers import STALE_HEADER, add_response_header
 from app.api.offload import SharedRun
 from app.api.tokens import token_allowed
@@ -22,8 +24,6 @@ from app.config import Settings
 from app.errors import Forbidden, Unauthorized
 from app.records.store import RecordStore
 from app.records.version_watch import has_written
-from app.services.catalog import Catalog, CatalogCache
-from app.services.match import MatchService
 
 
 async def get_settings(request: Request) -> Settings:

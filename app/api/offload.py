@@ -20,7 +20,7 @@ import anyio.to_thread
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from app.services.compute import EngineNeeded
+from app.answers.compute import EngineNeeded
 
 T = TypeVar("T")
 # Worker threads running CPU-bound work at once, per process.

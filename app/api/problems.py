@@ -16,8 +16,8 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Scope
 
 from app.api.headers import DEFAULT_HEADERS
-from app.api.paths import methods_for
 from app.errors import ProblemError, field_errors, fields_detail
+from app.observability.routes import methods_for
 from app.rendering.negotiation import prefers_html
 
 PROBLEM_JSON = "application/problem+json"

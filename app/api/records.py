@@ -12,7 +12,7 @@ from app.api.deps import CuratorDep, StoreDep
 from app.api.offload import SharedRun
 from app.db import transaction
 from app.errors import InvalidInput, NotFound, invalid_field
-from app.knowledge.releases import RELEASE_PATTERN
+from app.jaxref.releases import RELEASE_PATTERN
 from app.records.importer import decode, import_text
 from app.records.models import RecordRow
 from app.records.schema import (

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from app.alignment import OPERATIONS
+from app.answers.catalog import Catalog
+from app.answers.compute import ComputeRequest, ComputeService
+from app.answers.match import MatchRequest, MatchService
 from app.chatops.commands import (
     DEFAULT_SLASH,
     MAX_PASTE_CHARS,
@@ -21,15 +23,13 @@ from app.chatops.commands import (
     Paste,
     parse_command,
 )
+from app.engines.mosaic_gpu import OPERATIONS
 from app.errors import NotFound, ProblemError, SharedSlug
 from app.records.store import RecordFilters, RecordStore
 from app.rendering.cards import Card, Link, Quote, compute_card, match_cards, record_card
 from app.rendering.links import Links
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
-from app.services.catalog import Catalog
-from app.services.compute import ComputeRequest, ComputeService
-from app.services.match import MatchRequest, MatchService
 
 MAX_MATCHES = 3
 SEARCH_HITS = 5

@@ -23,10 +23,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from app.knowledge.api import pin_or_upgrade, release_record, short_name
-from app.knowledge.releases import ids_until, release_key, runs
+from app.jaxref.releases import ids_until, release_key, runs
+from app.jaxref.templates import derive_pattern
+from app.knowledge.public_names import pin_or_upgrade, release_record, short_name
 from app.knowledge.signatures import Signature, Signatures, parameters_of
-from app.matching.templates import derive_pattern
 
 # A parameter renamed shares this much of its spelling with its new name (difflib's ratio);
 # one standing where the old one stood in the positional order needs none.

@@ -38,8 +38,8 @@ from pathlib import Path
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from app.knowledge.messages import Part, Placeholder, pattern, template
-from app.knowledge.scope import CPP_SCOPE, backend_of
+from app.jaxref.messages import Part, Placeholder, pattern, template
+from app.jaxref.scope import CPP_SCOPE, backend_of
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
 _SOURCE_SUFFIXES = (".cc", ".h")

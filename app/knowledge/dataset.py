@@ -15,14 +15,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from app.knowledge import messages
+from app.jaxref import messages
+from app.jaxref.releases import source_url, span
+from app.jaxref.scope import CPP_SCOPE, repo_root
+from app.jaxref.templates import MIN_MATCHABLE_LITERAL, derive_pattern, split_template
 from app.knowledge.cpp import mine_cpp
 from app.knowledge.history import Appearance, Found, Track, Wording, link_release, source_window
 from app.knowledge.python_source import mine_python
-from app.knowledge.releases import source_url, span
-from app.knowledge.scope import CPP_SCOPE, repo_root
 from app.knowledge.sites import Site
-from app.matching.templates import MIN_MATCHABLE_LITERAL, derive_pattern, split_template
 from app.records.schema import MAX_MESSAGE_CHARS
 from app.records.slugs import derive_slug
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.knowledge.scope import FRAME_SCOPE, PYTHON_SCOPE, parse_python, python_files
+from app.jaxref.scope import FRAME_SCOPE, PYTHON_SCOPE, parse_python, python_files
 
 FUNCTIONS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-functions.json"
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
-from app.knowledge.releases import release_key
-from app.knowledge.scope import part_of_jax
+from app.jaxref.releases import release_key
+from app.jaxref.scope import part_of_jax
 from app.knowledge.sites import Site
 
 # Two wordings of one site share most of their text; below this similarity (0–100) a

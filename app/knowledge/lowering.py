@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from app.knowledge.releases import release_key
-from app.knowledge.scope import backend_of, parse_python
+from app.jaxref.releases import release_key
+from app.jaxref.scope import backend_of, parse_python
 
 # The rules of every release, as mined and committed (``errata mine-releases`` writes it).
 MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"

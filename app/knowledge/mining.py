@@ -11,12 +11,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from app.jaxref.releases import commit_of, linking_order, release_key
+from app.jaxref.scope import CPP_SCOPE, FRAME_SCOPE, PYTHON_SCOPE
 from app.knowledge import dataset
 from app.knowledge.functions import function_spans, write_function_spans
 from app.knowledge.history import Track
 from app.knowledge.lowering import mine_lowering_rules, rules_by_release
-from app.knowledge.releases import commit_of, linking_order, release_key
-from app.knowledge.scope import CPP_SCOPE, FRAME_SCOPE, PYTHON_SCOPE
 from app.knowledge.sources import ReleaseSource
 from app.records.importer import expand_paths, read_documents, read_text
 

@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass
 from functools import cache
 
+from app.jaxref.releases import newest_release, span
 from app.knowledge.lowering import MINED_RULES, TPU_CORE_TYPES
-from app.knowledge.releases import newest_release, span
 
 REWRITES = MINED_RULES.parent / "primitive-rewrites.json"
 

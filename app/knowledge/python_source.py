@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.knowledge import messages
-from app.knowledge.messages import Part, Placeholder
-from app.knowledge.scope import backend_of, only_for_type_checkers, parse_python, python_files
+from app.jaxref import messages
+from app.jaxref.messages import Part, Placeholder
+from app.jaxref.scope import backend_of, only_for_type_checkers, parse_python, python_files
 from app.knowledge.sites import Site
 
 # A printf conversion: ``%s``, ``%(name)d``, ``%-8.3f``; ``%%`` is a literal percent sign.

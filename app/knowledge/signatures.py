@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from app.knowledge.api import Releases, module_level
 from app.knowledge.history import source_window
+from app.knowledge.public_names import Releases, module_level
 from app.knowledge.sources import ReleaseSource
 
 # Decorators that call the function they wrap with the arguments they were given, so that

@@ -4,6 +4,7 @@ Plain Python (no web framework): the service layer maps these dataclasses to its
 ``PasteTooLarge`` to 413 and ``UnreadablePaste`` to 422, and attaches the fixes.
 """
 
+from app.jaxref.templates import PatternError, compile_pattern, derive_pattern
 from app.matching.index import (
     AnyIndex,
     Hit,
@@ -22,7 +23,6 @@ from app.matching.normalize import (
     normalize,
     paste_end,
 )
-from app.matching.templates import PatternError, compile_pattern, derive_pattern
 from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
 from app.matching.values import TypedValues, ValueSource, find_value_sources, type_values
 

@@ -26,11 +26,11 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
+from app.jaxref.releases import release_commits, release_key, runs, source_url
+from app.jaxref.scope import FRAME_SCOPE, backend_of
+from app.jaxref.templates import compile_pattern
 from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
-from app.knowledge.releases import release_commits, release_key, runs, source_url
-from app.knowledge.scope import FRAME_SCOPE, backend_of
-from app.matching.templates import compile_pattern
 from app.matching.tracebacks import IPYTHON_SOURCE_LINE
 
 FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"

@@ -23,7 +23,7 @@ from typing import Any, overload
 
 import ahocorasick_rs
 
-from app.matching.regex_syntax import (
+from app.jaxref.regex_syntax import (
     SyntaxUnsupported,
     extend_trailing_lazy,
     leading_literal,
@@ -32,8 +32,8 @@ from app.matching.regex_syntax import (
     render,
     required_literals,
 )
+from app.jaxref.templates import PatternError, compile_bounded, compile_pattern
 from app.matching.scan import line_starts
-from app.matching.templates import PatternError, compile_bounded, compile_pattern
 
 # A literal shorter than this would make its pattern a candidate for nearly every line.
 MIN_LITERAL = 4

@@ -26,7 +26,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from app.knowledge.scope import backend_of
+from app.jaxref.scope import backend_of
 from app.matching.compilers import backends_wrapping
 from app.matching.frames import (
     MAX_STATEMENT_LINES,

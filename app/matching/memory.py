@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from app.alignment import AlignmentInputError, DType, parse_dtype
+from app.jaxref.dtypes import DType, parse_dtype
+from app.jaxref.inputs import InputValueError
 
 MIB = 1 << 20
 
@@ -167,6 +168,6 @@ def _first_dtype(text: str) -> DType | None:
     for hit in _DTYPE.finditer(text):
         try:
             return parse_dtype(hit[1] or hit[2])
-        except AlignmentInputError:
+        except InputValueError:
             continue
     return None

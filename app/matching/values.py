@@ -17,7 +17,9 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from app.alignment import AlignmentInputError, parse_dtype, parse_memref, parse_shape
+from app.jaxref.dtypes import parse_dtype
+from app.jaxref.inputs import InputValueError
+from app.jaxref.shapes import parse_memref, parse_shape
 from app.matching.scan import line_starts, lines_holding
 
 SMEM = "smem"
@@ -143,7 +145,7 @@ def _read_capture(values: TypedValues, name: str, raw: str) -> None:
         elif name.startswith("dtype") or name.isdigit():
             dtype = parse_dtype(raw)
             _set_dtype(values, dtype.name, dtype.bits)
-    except AlignmentInputError:
+    except InputValueError:
         if not name.isdigit():  # an unnamed group is often just text
             values.unparsed.append(name)
 
@@ -246,7 +248,7 @@ _Stated = Iterator[tuple[tuple[int, ...], str, int, str | None]]
 def _memrefs(line: str) -> _Stated:
     """(dims, dtype name, bit width, memory space) of each ``memref<...>`` in ``line``."""
     for text in _memref_texts(line):
-        with suppress(AlignmentInputError):
+        with suppress(InputValueError):
             memref = parse_memref(text)
             yield memref.dims, memref.dtype.name, memref.dtype.bits, memref.memory_space
 
@@ -256,7 +258,7 @@ def _calls(pattern: re.Pattern[str], space: str | None) -> Callable[[str], _Stat
 
     def read(line: str) -> _Stated:
         for found in pattern.finditer(line):
-            with suppress(AlignmentInputError):
+            with suppress(InputValueError):
                 shape = found["shape"]
                 dims = (int(shape),) if shape.isdigit() else parse_shape(shape).dims
                 dtype = parse_dtype(found["dtype"])
@@ -268,7 +270,7 @@ def _calls(pattern: re.Pattern[str], space: str | None) -> Callable[[str], _Stat
 def _avals(line: str) -> _Stated:
     """Each jaxpr aval in ``line`` (``f32[8]``, ``Ref<smem>{f32[1,8]}``)."""
     for found in _AVAL.finditer(line):
-        with suppress(AlignmentInputError):
+        with suppress(InputValueError):
             dtype = parse_dtype(found["dtype"])
             dims = tuple(int(d) for d in found["dims"].split(",") if d.strip())
             yield dims, dtype.name, dtype.bits, {"smem": SMEM, "gmem": GMEM}.get(found["space"])
@@ -349,6 +351,6 @@ def _written_dtype(source: str | None) -> str | None:
         return None
     names = set()
     for found in _WRITTEN_DTYPE.finditer(source):
-        with suppress(AlignmentInputError):
+        with suppress(InputValueError):
             names.add(parse_dtype(found["attribute"] or found["quoted"]).name)
     return names.pop() if len(names) == 1 else None

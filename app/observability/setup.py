@@ -6,9 +6,9 @@ from functools import partial
 
 from fastapi import FastAPI, Response
 
-from app.api.paths import template_for
 from app.observability.metrics import render
 from app.observability.middleware import RequestContext
+from app.observability.routes import template_for
 
 
 def install(app: FastAPI) -> None:

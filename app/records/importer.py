@@ -20,8 +20,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from app import collector
 from app.db import transaction
 from app.errors import InvalidInput
-from app.records.pages import PageParseError, parse_page
 from app.records.store import Outcome, RecordStore
+from app.records.text_pages import PageParseError, parse_page
 from app.records.validation import (
     RecordInvalid,
     ValidAnnotation,

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from app.knowledge.releases import RELEASE_PATTERN
-from app.matching.templates import MAX_PATTERN_CHARS
+from app.jaxref.releases import RELEASE_PATTERN
+from app.jaxref.templates import MAX_PATTERN_CHARS
 
 RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 # An error message is a line or a few, not a document: a longer one would only make every

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.matching.templates import PatternError, compile_pattern, derive_checked_pattern
+from app.jaxref.templates import PatternError, compile_pattern, derive_checked_pattern
 from app.records.schema import (
     MAX_DATASET_VERSION_CHARS,
     MAX_SLUG_CHARS,

@@ -14,14 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.alignment import parse_version, render_list, render_tuple
-from app.knowledge.releases import oldest_release, runs
-from app.matching.index import wording_until
-from app.rendering.links import Links
-from app.rendering.records import corrections_by_field, field_label, readable_message
-from app.services.compute import ComputeResponse, FixOut
-from app.services.computed import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
-from app.services.match import (
+from app.answers.compute import ComputeResponse, FixOut
+from app.answers.computed import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
+from app.answers.match import (
     CompilerMessageOut,
     MatchOut,
     MatchResponse,
@@ -31,6 +26,11 @@ from app.services.match import (
     SourceSiteOut,
     ValuesOut,
 )
+from app.engines.mosaic_gpu import parse_version, render_list, render_tuple
+from app.jaxref.releases import oldest_release, runs
+from app.matching.index import wording_until
+from app.rendering.links import Links
+from app.rendering.records import corrections_by_field, field_label, readable_message
 
 # A record's solutions shown in a match's answer; the record's page shows them all.
 MAX_SOLUTIONS_SHOWN = 3

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.errors import NotFound
-from app.matching.templates import split_template
+from app.jaxref.templates import split_template
 from app.records.models import RecordRow
 from app.records.store import RecordStore
 

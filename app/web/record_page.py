@@ -10,16 +10,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.alignment import OPERATIONS, render_tuple
-from app.knowledge.releases import span
+from app.answers.catalog import Catalog, RecordInfo
+from app.answers.computed import closest_curated
+from app.engines.mosaic_gpu import OPERATIONS, render_tuple
+from app.jaxref.releases import span
 from app.matching.frames import FrameIndex
 from app.records.models import RecordRow
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore, Related
 from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
-from app.services.catalog import Catalog, RecordInfo
-from app.services.computed import closest_curated
 
 SHORT_SHA = 10
 RELATED_SHOWN = 6

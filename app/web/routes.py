@@ -11,17 +11,19 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
-from app.alignment import (
+from app.answers.compute import ComputeRequest, ComputeService
+from app.answers.match import MatchRequest, MatchService
+from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
+from app.api.offload import cpu_bound
+from app.engines.mosaic_gpu import (
     DTYPES,
     OPERATIONS,
     SEMANTICS,
-    AlignmentInputError,
+    InputValueError,
     parse_dtype,
     parse_shape,
 )
-from app.alignment.engine import get_operation
-from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
-from app.api.offload import cpu_bound
+from app.engines.mosaic_gpu.engine import get_operation
 from app.errors import NotFound, ProblemError, SharedSlug
 from app.matching import MAX_PASTE_BYTES, paste_end
 from app.records.store import RecordFilters
@@ -29,8 +31,6 @@ from app.rendering.cards import Card, compute_card, match_cards
 from app.rendering.links import RELATIVE
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
-from app.services.compute import ComputeRequest, ComputeService
-from app.services.match import MatchRequest, MatchService
 from app.web.pages import page
 from app.web.permalinks import MAX_LINK_CHARS, decode_paste, encode_paste
 from app.web.record_page import record_page
@@ -223,7 +223,7 @@ def _form_problems(form: ComputeForm) -> list[str]:
     for field, check, value in checks:
         try:
             check(value.strip())
-        except AlignmentInputError as exc:
+        except InputValueError as exc:
             problems.append(f"{field}: {exc}")
     return problems
 

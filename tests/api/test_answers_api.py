@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from tests.answers.test_computed_answers import LANE_WORDING, SMEM_PASTE, SMEM_RECORD
 from tests.api.test_records_api import assert_problem
-from tests.services.test_computed_answers import LANE_WORDING, SMEM_PASTE, SMEM_RECORD
 
 SUM_BLOCKS = [
     {"shape": [128, 128], "dtype": "float16", "role": "input"},

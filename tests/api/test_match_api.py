@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.knowledge.releases import release_commits
-from app.knowledge.scope import backend_of
+from app.jaxref.releases import release_commits
+from app.jaxref.scope import backend_of
 from tests.api.test_records_api import assert_problem
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -451,8 +451,8 @@ def test_a_nightly_newer_than_every_mined_release_is_said_and_the_newest_followe
 def test_a_release_the_engine_does_not_model_still_picks_the_source_link(
     client: httpx.Client,
 ) -> None:
+    from app.answers.compute import checked_jax_version
     from app.errors import ProblemError
-    from app.services.compute import checked_jax_version
     from tests.matching.test_frames import copy_site, traceback_at
 
     facts = copy_site()

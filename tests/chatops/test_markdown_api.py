@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 
-from app.knowledge.releases import newest_release
+from app.jaxref.releases import newest_release
 from app.rendering.markdown import escape
 from tests.chatops.chat import traceback
 from tests.conftest import PUBLIC_BASE_URL

@@ -19,14 +19,14 @@ from typing import Any
 
 import pytest
 
-from app.alignment import check
-from app.alignment.operations import OPERATIONS
+from app.answers.catalog import operations_for_rule
 from app.config import REPO_ROOT
-from app.matching.templates import compile_pattern
+from app.engines.mosaic_gpu import check
+from app.engines.mosaic_gpu.operations import OPERATIONS
+from app.jaxref.templates import compile_pattern
 from app.records.importer import read_documents
 from app.records.slugs import derive_slug
 from app.records.validation import validate_annotation, validate_record
-from app.services.catalog import operations_for_rule
 
 DATA = REPO_ROOT / "data"
 # The records of catalog rules; records written for mined sites carry no rule and are

@@ -16,11 +16,11 @@ from typing import Any
 import jax
 import pytest
 
-from app.knowledge.api import SHORT_NAMES
+from app.jaxref.releases import ids_until
+from app.jaxref.templates import compile_pattern
 from app.knowledge.calls import MINED_CALLS, call_records
-from app.knowledge.releases import ids_until
+from app.knowledge.public_names import SHORT_NAMES
 from app.knowledge.signatures import Signature, function_signature
-from app.matching.templates import compile_pattern
 from tests.knowledge.test_signatures import call_signature
 
 INSTALLED = "0.10.2"

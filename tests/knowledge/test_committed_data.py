@@ -10,10 +10,10 @@ from typing import Any
 import jax
 import pytest
 
+from app.jaxref.releases import newest_release, release_commits
 from app.knowledge.lowering import MINED_RULES
 from app.knowledge.mining import MINED_PATHS, MINED_SITES
 from app.knowledge.python_source import mine_python
-from app.knowledge.releases import newest_release, release_commits
 from app.knowledge.sources import release_sources
 
 SEEDS = Path(__file__).parents[2] / "data" / "seeds"

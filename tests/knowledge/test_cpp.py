@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.jaxref.scope import backend_of
 from app.knowledge.cpp import mine_cpp, read_op_names
-from app.knowledge.scope import backend_of
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
 SOURCE = Path(__file__).parent.parent / "fixtures" / "jax_source"

@@ -8,11 +8,11 @@ from pathlib import Path
 import jax
 import pytest
 
+from app.jaxref.releases import release_commits
+from app.jaxref.scope import SourceTreeError, repo_root
 from app.knowledge.functions import FUNCTIONS_FILE, by_release, function_spans
 from app.knowledge.lowering import mine_lowering_rules
 from app.knowledge.python_source import mine_python
-from app.knowledge.releases import release_commits
-from app.knowledge.scope import SourceTreeError, repo_root
 
 
 def test_the_committed_spans_of_the_installed_release_are_its_source() -> None:

@@ -9,9 +9,9 @@ from textwrap import dedent
 
 import pytest
 
+from app.jaxref.releases import linking_order
 from app.knowledge import dataset
 from app.knowledge.history import WINDOW, Track, Wording, source_window
-from app.knowledge.releases import linking_order
 
 PRIMITIVES = "jax/_src/pallas/mosaic_gpu/primitives.py"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from app.jaxref.scope import SourceTreeError, backend_of, repo_root
 from app.knowledge.python_source import mine_python
-from app.knowledge.scope import SourceTreeError, backend_of, repo_root
 from app.knowledge.sites import Site
 
 SOURCE = Path(__file__).parents[1] / "fixtures" / "jax_source"

@@ -15,26 +15,26 @@ import pytest
 import re2
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.answers.catalog import CatalogCache
+from app.answers.match import MatchRequest, MatchService
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
-from app.knowledge.api import MINED_API
-from app.knowledge.calls import MINED_CALLS
-from app.knowledge.mining import MINED_SITES, curated_records
-from app.knowledge.releases import RELEASE_PATTERN, newest_release, release_key
-from app.knowledge.scope import backend_of
-from app.matching.templates import (
+from app.jaxref.releases import RELEASE_PATTERN, newest_release, release_key
+from app.jaxref.scope import backend_of
+from app.jaxref.templates import (
     MIN_MATCHABLE_LITERAL,
     Placeholder,
     derive_pattern,
     split_template,
 )
+from app.knowledge.calls import MINED_CALLS
+from app.knowledge.mining import MINED_SITES, curated_records
+from app.knowledge.public_names import MINED_API
 from app.migrate import upgrade
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
 from app.rendering.cards import release_told
 from app.rendering.markdown import escape
-from app.services.catalog import CatalogCache
-from app.services.match import MatchRequest, MatchService
 from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
 from tests.matching.catalog import mined_sites
 from tests.matching.test_raise_points import (

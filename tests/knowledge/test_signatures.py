@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import pytest
 
-from app.knowledge.api import exported_names, module_name
+from app.knowledge.public_names import exported_names, module_name
 from app.knowledge.signatures import (
     Parameter,
     Signature,

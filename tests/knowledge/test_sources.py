@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from app.jaxref.releases import newest_release, release_commits
 from app.knowledge.python_source import mine_python
-from app.knowledge.releases import newest_release, release_commits
 from app.knowledge.sources import (
     DEFAULT_WHEELS,
     ReleaseSourceError,

@@ -7,9 +7,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from app.jaxref.templates import derive_pattern
 from app.knowledge.mining import MINED_SITES
 from app.matching.index import PatternEntry, PatternIndex
-from app.matching.templates import derive_pattern
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "fixtures"

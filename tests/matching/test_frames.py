@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.knowledge.api import MINED_API
+from app.jaxref.releases import newest_release, release_key
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
-from app.knowledge.releases import newest_release, release_key
+from app.knowledge.public_names import MINED_API
 from app.matching.frames import (
     FRAME_INDEX_FILE,
     LIBTPU_COMPILER,

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
+from app.jaxref.regex_syntax import SyntaxUnsupported, parse, prefix_pattern
+from app.jaxref.templates import PatternError, compile_bounded, derive_pattern
 from app.matching.index import HEAD_CHARS, MAX_UNINDEXED, MIN_HEAD, PatternEntry, PatternIndex
-from app.matching.regex_syntax import SyntaxUnsupported, parse, prefix_pattern
-from app.matching.templates import PatternError, compile_bounded, derive_pattern
 
 from .catalog import SEED_001, catalog_index
 

@@ -21,8 +21,8 @@ import jax.numpy as jnp
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
+from app.jaxref.releases import newest_release, release_key
 from app.knowledge.python_source import spelled_as_class
-from app.knowledge.releases import newest_release, release_key
 from app.matching.frames import MIN_QUOTED, Frame, FrameIndex, RaisePoint, Site
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.matching.regex_syntax import (
+from app.jaxref.regex_syntax import (
     SyntaxUnsupported,
     extend_trailing_lazy,
     parse,
@@ -14,7 +14,7 @@ from app.matching.regex_syntax import (
     render,
     required_literals,
 )
-from app.matching.templates import derive_pattern
+from app.jaxref.templates import derive_pattern
 
 from .catalog import WORDED
 

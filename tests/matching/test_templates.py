@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.matching.templates import (
+from app.jaxref.templates import (
     PatternError,
     compile_pattern,
     derive_pattern,

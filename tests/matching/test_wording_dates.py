@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from app.jaxref.releases import release_key, runs
+from app.jaxref.templates import compile_pattern
 from app.knowledge.mining import MINED_SITES
-from app.knowledge.releases import release_key, runs
 from app.matching import PatternEntry, PatternIndex
 from app.matching.frames import (
     FRAME_INDEX_FILE,
@@ -20,7 +21,6 @@ from app.matching.frames import (
     ReleaseReading,
     Worded,
 )
-from app.matching.templates import compile_pattern
 
 
 @cache

@@ -6,9 +6,9 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+from app.answers.catalog import Catalog
 from app.config import load_settings
 from app.main import create_app
-from app.services.catalog import Catalog
 from tests.conftest import SEED_DIR
 from tests.ops.conftest import run_on_a_loop_of_its_own
 

@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from app.answers.catalog import Catalog
 from app.api.deps import get_catalog
 from app.config import load_settings
 from app.main import create_app
-from app.services.catalog import Catalog
 from tests.conftest import SEED_DIR
 from tests.ops.conftest import run_on_a_loop_of_its_own
 

@@ -8,15 +8,15 @@ import pytest
 from jax._src.pallas.mosaic import tpu_info
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.answers.catalog import Catalog, CatalogCache
 from app.config import CURATED_SEED_PATHS, load_settings
 from app.db import make_engine, make_session_factory
-from app.knowledge.api import MINED_API
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
+from app.knowledge.public_names import MINED_API
 from app.migrate import upgrade
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
-from app.services.catalog import Catalog, CatalogCache
 from tests.conftest import Backend
 
 

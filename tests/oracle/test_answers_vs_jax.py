@@ -20,10 +20,10 @@ from jax.experimental.mosaic.gpu import core as mosaic_core
 from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import triton as pltriton
 
-from app.alignment.smem import parse_gpu, smem_budget
 from app.config import REPO_ROOT
+from app.engines.mosaic_gpu.smem import parse_gpu, smem_budget
+from app.jaxref.templates import compile_pattern
 from app.knowledge.primitives import Rewrite, primitive_lowering, rewrites
-from app.matching.templates import compile_pattern
 from tests.oracle.jax_kernels import user_facing_error
 
 pytestmark = pytest.mark.oracle

@@ -1,4 +1,4 @@
-"""The hand-written table of tests/alignment/test_engine.py, lowered by JAX itself.
+"""The hand-written table of tests/engines/mosaic_gpu/test_engine.py, lowered by JAX itself.
 
 That table says each of its verdicts is what JAX 0.10.2 gives; many of its cases are
 neither in the oracle grid nor among the catalog examples, so here every case is
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.alignment.test_engine import JAX_0_10_2
+from tests.engines.mosaic_gpu.test_engine import JAX_0_10_2
 
 from .jax_kernels import OPERATIONS, Verdict, jax_verdict
 

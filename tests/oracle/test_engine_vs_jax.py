@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import pytest
 
-from app.alignment import AlignmentInputError, check, fixes_for, resolve, suggest_fixes
+from app.engines.mosaic_gpu import InputValueError, check, fixes_for, resolve, suggest_fixes
 
 from .jax_kernels import Verdict, jax_verdict
 
@@ -122,7 +122,7 @@ def _modelled_under_warpgroup(case: Case) -> bool:
     operation, shape, dtype, target_dtype = case
     try:
         engine_verdict(operation, shape, dtype, target_dtype, "Warpgroup")
-    except AlignmentInputError:
+    except InputValueError:
         return False
     return True
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from app.alignment import AlignmentInputError, check, parse_version, suggest_fixes
+from app.answers.catalog import Catalog
+from app.answers.match import MatchRequest, MatchService
 from app.config import REPO_ROOT
-from app.services.catalog import Catalog
-from app.services.match import MatchRequest, MatchService
+from app.engines.mosaic_gpu import InputValueError, check, parse_version, suggest_fixes
 from tests.data.test_site_records import mined_sites
 
 from .test_engine_vs_jax import GRID, Case
@@ -113,7 +113,7 @@ def engine_verdict(case: Case, version: str, semantics: str | None = None) -> Ve
         result = check(
             operation, shape, dtype, target, jax_version=version, lowering_semantics=semantics
         )
-    except AlignmentInputError:
+    except InputValueError:
         return None
     first = result.first_violation
     return (first.error_class, first.message) if first else (None, None)

@@ -42,8 +42,8 @@ from jax.experimental.pallas.ops.tpu.ragged_paged_attention import (
 )
 
 from app.config import REPO_ROOT
-from app.knowledge.releases import release_commits, release_key
-from app.matching.templates import compile_pattern
+from app.jaxref.releases import release_commits, release_key
+from app.jaxref.templates import compile_pattern
 from tests.data.test_site_records import mined_sites
 from tests.oracle.jax_kernels import user_facing_error
 

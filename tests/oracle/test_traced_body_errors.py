@@ -23,9 +23,9 @@ from jax import lax
 from jax._src import config as jax_config
 from jax.experimental import pallas as pl
 
-from app.knowledge.scope import backend_of
-from app.services.catalog import Catalog
-from app.services.match import MatchRequest, MatchService
+from app.answers.catalog import Catalog
+from app.answers.match import MatchRequest, MatchService
+from app.jaxref.scope import backend_of
 from tests.data.test_site_records import mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.jax_kernels import user_facing_error

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import collector
-from app.matching.templates import derive_pattern
+from app.jaxref.templates import derive_pattern
 from app.records import store as stores
 from app.records.importer import ImportFailed, import_paths, import_text
 from app.records.models import RecordRow

@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
-from app.knowledge.api import MINED_API
 from app.knowledge.calls import MINED_CALLS
+from app.knowledge.public_names import MINED_API
 from app.migrate import alembic_config, upgrade
 from app.records.importer import import_paths
 from app.records.models import RecordRow

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.records.pages import PageParseError, parse_page
+from app.records.text_pages import PageParseError, parse_page
 
 SEEDS = Path(__file__).resolve().parents[2] / "data" / "seeds"
 FULL_SHA = "1e1c6a8fc06dfcd1247076ec5cae4640cea5d7bb"

@@ -7,7 +7,7 @@ import re
 import httpx
 from playwright.sync_api import Page, Route, expect
 
-from app.knowledge.releases import release_commits
+from app.jaxref.releases import release_commits
 from tests.chatops.chat import traceback
 from tests.conftest import LiveServer
 

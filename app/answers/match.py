@@ -1,0 +1,619 @@
+"""Match: find the known errors in a paste, type their values, and attach the engine's fix.
+
+Everything it reads is in the process's catalog (see ``catalog.py``): no database work.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeGuard, cast
+
+from pydantic import BaseModel, Field
+
+from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
+from app.answers.compute import (
+    LOWERING_SEMANTICS,
+    ComputeRequest,
+    ComputeResponse,
+    ComputeService,
+    LoweringSemantics,
+    checked_jax_version,
+)
+from app.answers.computed import (
+    KeywordOut,
+    MemoryOut,
+    PrimitiveOut,
+    SourceOnlyOut,
+    keyword_out,
+    memory_overflows,
+    primitive_out,
+    source_only_out,
+)
+from app.engines.mosaic_gpu import InputValueError
+from app.engines.mosaic_gpu.versions import MODELLED
+from app.errors import PayloadTooLarge, ProblemError, invalid_field
+from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
+from app.matching.compilers import compiler_messages
+from app.matching.frames import Frame, FrameIndex, RaisePoint, ReleaseReading, SourceSite
+from app.matching.matcher import MAX_EXCEPTIONS_READ
+from app.matching.values import UserFrame
+
+# Words in a paste that say which construct the user ran, most specific first.
+_OPERATION_HINTS = {
+    "ref_union": ("RefUnion",),
+    "smem_alias": ("ExtractAliasedRef",),
+    "smem_bitcast": ("_handle_dtype_bitcast", "bitcast"),
+    "pallas_call": ("pallas_call", "emit_pipeline", "offset: ?>"),
+    "copy_gmem_to_smem": ("copy_gmem_to_smem",),
+    "copy_smem_to_gmem": ("copy_smem_to_gmem",),
+}
+
+
+JAX_VERSION_MAX_LENGTH = 40
+
+
+class MatchRequest(BaseModel):
+    text: str = Field(min_length=1, description="A traceback, log or chat paste (≤ 1 MiB).")
+    jaxVersion: str | None = Field(default=None, max_length=JAX_VERSION_MAX_LENGTH)
+
+
+class ValuesOut(BaseModel):
+    shape: list[int] | None
+    dtype: str | None
+    bitwidth: int | None
+    elementCount: int | None
+    bits: int | None
+    bytes: int | None
+    memorySpace: str | None
+    numbers: dict[str, int]
+    inferred: list[str] = Field(description="Values read from elsewhere in the paste.")
+
+
+class WhyOut(BaseModel):
+    patternId: int
+    pattern: str
+    normalizedLine: str
+    truncated: bool
+    foundIn: str = Field(
+        description="Where the message was read: `exception message`, `wrapped message` "
+        "(joined from lines), `cut message` (an exception's, cut off), `line` (inside any "
+        "other line), `wrapped line` (two lines joined) or `cut line`."
+    )
+    literal: str = Field(description="The longest literal text of the pattern: what was found.")
+    stripped: str = Field(
+        description="Text before the message on its line, left out of the match (a log "
+        "prefix, a wrapper such as `INTERNAL: Mosaic failed to compile TPU kernel:`)."
+    )
+    unread: list[str] = Field(description="Values a cut-off message no longer shows.")
+    calledBy: str | None = Field(
+        default=None,
+        description="For Python's own error at JAX's call of the user's function (a kernel "
+        "given the wrong number of refs), or an error of a helper outside JAX's mined files "
+        "(jaxlib's `safe_zip` or `safe_map`): JAX's frame that made the call, as "
+        "`file:line function`.",
+    )
+
+
+class UserFrameOut(BaseModel):
+    file: str
+    line: int
+    source: str | None = Field(description="The line of code under the frame, as pasted.")
+
+
+class SourceSiteOut(BaseModel):
+    filePath: str = Field(examples=["jax/_src/pallas/mosaic_gpu/primitives.py"])
+    line: int
+    release: str = Field(examples=["0.10.2"])
+
+
+class MatchOut(BaseModel):
+    errorId: str
+    slug: str
+    rule: str | None
+    errorClass: str | None
+    score: float
+    variant: str
+    matchedLine: str
+    lineNumber: int
+    chainPosition: int | None
+    captures: dict[str, str]
+    values: ValuesOut
+    operation: str | None
+    fix: ComputeResponse | None
+    fixUnavailable: str | None = Field(description="Why there is no fix, when there is none.")
+    alternatives: list[str]
+    userFrame: UserFrameOut | None = Field(
+        description="The user's own code nearest the error (not a library's), if pasted."
+    )
+    why: WhyOut
+    sourceUrl: str | None = Field(
+        default=None,
+        description="The error's site in the release the answer follows (`release.used`), "
+        "pinned to that release's commit; where that release has no such site, in the "
+        "nearest release that has (the newest, when the paste tells no release); for "
+        "Python's own error at JAX's call of user code, the line of JAX's frame that made "
+        "the call, in a release the paste can come from; for a site no mined release has, "
+        "the record's own `githubUrl`.",
+    )
+    source: SourceSiteOut | None = Field(
+        default=None, description="The file, line and release `sourceUrl` points at."
+    )
+    primitive: PrimitiveOut | None = Field(
+        default=None,
+        description="For an unimplemented primitive: the releases and lowering semantics "
+        "with a rule for it, and the usual rewrite.",
+    )
+    keyword: KeywordOut | None = Field(
+        default=None,
+        description="For a keyword a call of one of Pallas's public functions does not take: "
+        "the functions that take it, and the function's own keywords spelled like it.",
+    )
+    sourceOnly: SourceOnlyOut | None = Field(
+        default=None,
+        description="For an error known only from JAX's source (no curated advice): what the "
+        "source says, what is not known, and the closest curated records.",
+    )
+
+
+class ExceptionOut(BaseModel):
+    exceptionClass: str
+    message: str
+    lineNumber: int
+    chainPosition: int
+    truncated: bool
+
+
+class SuggestionOut(BaseModel):
+    errorId: str
+    slug: str
+    errorMessage: str
+    score: float
+
+
+class EvidenceOut(BaseModel):
+    kind: str = Field(
+        description="`frame` (a JAX frame on an error site's line), `function` (a JAX frame "
+        "in a function with error sites), `version` (a version the paste names) or `wording` "
+        "(a message matched, as only some releases printed it; `text` is its words)."
+    )
+    lineNumber: int
+    text: str
+    releases: list[str]
+
+
+class ReleaseOut(BaseModel):
+    releases: list[str] = Field(description="The JAX releases the paste can come from.")
+    span: str = Field(examples=["0.8.0–0.8.1"])
+    frames: int = Field(description="JAX frames that agree with these releases.")
+    evidence: list[EvidenceOut]
+    given: str | None = Field(description="The jaxVersion asked for: it wins over the paste.")
+    used: str | None = Field(description="The release the answer follows.")
+    contradiction: str | None = Field(
+        description="Where the jaxVersion asked for, or the paste's own versions, disagree."
+    )
+    outside: str | None = Field(
+        default=None,
+        description="A version the paste names that is no mined release (a nightly newer "
+        "than the newest), and the release the answer follows in its place.",
+    )
+
+
+class RaisePointOut(BaseModel):
+    errorId: str | None = Field(
+        description="None: the frame's own line, where no release of JAX has a site (Python's "
+        "own error raised inside JAX's code)."
+    )
+    slug: str | None = Field(description="None when the site's record is not in the catalog.")
+    filePath: str
+    function: str
+    line: int = Field(description="The frame's line in JAX's source.")
+    lineNumber: int = Field(description="The frame's line in the paste.")
+    releases: list[str] = Field(description="Releases with this site on that line.")
+    sourceUrl: str | None
+    why: str
+    via: Literal["frame", "quote", "cut"] = Field(
+        description="`frame`: the exception's last JAX frame is on this site; `quote`: the "
+        "paste quotes the site's statement outside a traceback (a code block, a diff); "
+        "`cut`: a traceback cut before its exception line ends at a frame on this site."
+    )
+
+
+class CompilerMessageOut(BaseModel):
+    lineNumber: int
+    compiler: str = Field(examples=["libtpu (Mosaic's TPU compiler)"])
+    message: str = Field(description="What the compiler said, after JAX's wrapper.")
+    why: str = Field(description="Why JAX's source does not hold it.")
+
+
+class MatchResponse(BaseModel):
+    matches: list[MatchOut]
+    exceptions: list[ExceptionOut]
+    unmatched: list[ExceptionOut]
+    suggestions: list[SuggestionOut]
+    release: ReleaseOut | None = Field(
+        default=None, description="Which JAX release the paste comes from, and why."
+    )
+    raisePoints: list[RaisePointOut] = Field(
+        default_factory=list,
+        description="For an exception no message matched (a bare `AssertionError`, a "
+        "message built at run time), the error sites its last JAX frame points at, surest "
+        "first; then the sites a traceback cut before its exception line ends at, and those "
+        "whose `raise` or `assert` the paste quotes outside a traceback, where nothing else "
+        "names them.",
+    )
+    memory: list[MemoryOut] = Field(
+        default_factory=list,
+        description="Each report of a kernel over its on-chip memory (Mosaic GPU, Triton, "
+        "TPU), matched or not: how far over, which devices have that limit, what fits.",
+    )
+    compilerMessages: list[CompilerMessageOut] = Field(
+        default_factory=list,
+        description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
+        "…`), MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`) or "
+        "a failed internal check of XLA's (`RET_CHECK failure (…)`), or a message a compiler "
+        "or runtime prints whole (`Ran out of memory in memory space vmem` without figures), "
+        "where no match or memory report explains it: a message no release of JAX's source "
+        "holds.",
+    )
+    skippedExceptions: int = Field(
+        default=0,
+        description="Exceptions earlier in the paste than the last "
+        f"{MAX_EXCEPTIONS_READ}, which were not read.",
+    )
+
+
+class MatchService:
+    def __init__(self, catalog: Catalog, *, run_engine: bool = True) -> None:
+        """``run_engine=False``: see ``ComputeService``; a fix the engine has not computed
+        yet raises ``EngineNeeded``."""
+        self.catalog = catalog
+        self.engine = ComputeService(catalog, run_engine=run_engine)
+        self.frames = FrameIndex.load()
+
+    def match(self, request: MatchRequest) -> MatchResponse:
+        checked_jax_version(request.jaxVersion, modelled=False)
+        try:
+            report = match_paste(
+                request.text, self.catalog.patterns, request.jaxVersion, self.frames
+            )
+        except PasteTooLarge as exc:
+            raise PayloadTooLarge(f"text: {exc}") from None
+        except UnreadablePaste as exc:
+            raise invalid_field("text", str(exc)) from None
+        release = report.release
+        fixed_in = _releases_to_fix(request.jaxVersion, release)
+        if request.jaxVersion is None and release is not None and _modelled(release.used):
+            # The paste's own release picks the engine's rules, where the engine models it.
+            request = request.model_copy(update={"jaxVersion": release.used})
+        # The release the answer follows, modelled by the engine or not: it picks the links.
+        followed = request.jaxVersion or (release.used if release is not None else None)
+        possible = release.releases if release is not None else ()
+        matches = [
+            self._match(match, request, followed, possible, fixed_in) for match in report.matches
+        ]
+        # Where nothing matched, the records nearest the message; none where the paste's cut
+        # traceback names its site (the nearest to its frames' text would be a guess).
+        named = bool(matches) or any(point.via == "cut" for point in report.raise_points)
+        suggestions = [] if named else self._suggestions(report.exceptions, request.text)
+        memory = memory_overflows(request.text, request.jaxVersion)
+        return MatchResponse(
+            matches=matches,
+            exceptions=[_exception(found) for found in report.exceptions],
+            unmatched=[_exception(found) for found in report.unmatched],
+            suggestions=suggestions,
+            release=_release(release) if _tells(release) else None,
+            raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
+            memory=memory,
+            compilerMessages=_unexplained(request.text, matches, memory),
+            skippedExceptions=report.skipped_exceptions,
+        )
+
+    def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
+        info = self.catalog.records.get(point.record_id) if point.record_id else None
+        # A release with the site on the frame's line: the one followed, if it is one.
+        releases = point.releases
+        release = followed if not releases or followed in releases else releases[-1]
+        if point.record_id is None:  # the frame's own line, pinned to a release it is in
+            frame = Frame(point.file, point.line, point.function, point.paste_line)
+            shown = self.frames.call_site(frame, release, releases)
+        else:
+            shown = self.frames.source_site(point.record_id, release)
+        return RaisePointOut(
+            errorId=point.record_id,
+            slug=info.slug if info is not None else None,
+            filePath=point.file,
+            function=point.function,
+            line=point.line,
+            lineNumber=point.paste_line,
+            releases=list(point.releases),
+            sourceUrl=_url(shown),
+            why=point.reason,
+            via=point.via,
+        )
+
+    def _match(
+        self,
+        match: Match,
+        request: MatchRequest,
+        followed: str | None,
+        possible: tuple[str, ...],
+        fixed_in: tuple[str | None, ...],
+    ) -> MatchOut:
+        """``possible``: the releases the paste can come from, which a frame's line is of;
+        ``fixed_in``: those a fix must pass in (see ``_releases_to_fix``)."""
+        info = self.catalog.records[match.record_id]
+        operation, fix, reason = self._fix(match, info, request.text, fixed_in)
+        values = match.values
+        called = match.called_from
+        if called is not None:
+            site = self.frames.call_site(called, followed, possible)
+        else:
+            site = self.frames.source_site(info.id, followed)
+        source_url = _url(site) or info.github_url
+        return MatchOut(
+            errorId=info.id,
+            slug=info.slug,
+            rule=info.rule,
+            errorClass=info.error_class,
+            score=round(match.score, 3),
+            variant=match.variant,
+            matchedLine=match.matched_line,
+            lineNumber=match.line_number,
+            chainPosition=match.chain_position,
+            captures=match.captures,
+            values=ValuesOut(
+                shape=values.shape,
+                dtype=values.dtype,
+                bitwidth=values.bit_width,
+                elementCount=values.element_count,
+                bits=values.bits,
+                bytes=values.bytes,
+                memorySpace=values.memory_space,
+                numbers=values.numbers,
+                inferred=values.inferred,
+            ),
+            operation=operation,
+            fix=fix,
+            fixUnavailable=reason,
+            alternatives=list(match.alternatives),
+            userFrame=_frame(match.user_frame),
+            sourceUrl=source_url,
+            source=SourceSiteOut(filePath=site.file, line=site.line, release=site.release)
+            if site
+            else None,
+            primitive=primitive_out(info, match.captures),
+            keyword=keyword_out(info, match.captures),
+            sourceOnly=source_only_out(
+                info,
+                match.captures,
+                self.catalog,
+                self.frames,
+                source_url,
+            ),
+            why=WhyOut(
+                patternId=match.pattern_id,
+                pattern=match.pattern,
+                normalizedLine=match.normalized_line,
+                truncated=match.truncated,
+                foundIn=match.found_in,
+                literal=match.literal,
+                stripped=match.stripped,
+                unread=list(match.unread),
+                calledBy=f"{called.file}:{called.line} {called.function}" if called else None,
+            ),
+        )
+
+    def _fix(
+        self, match: Match, info: RecordInfo, text: str, releases: tuple[str | None, ...]
+    ) -> tuple[str | None, ComputeResponse | None, str | None]:
+        """The engine's answer for the matched values, in the construct (and the lowering
+        semantics) that reproduce the matched error; no fix rather than a fix for the wrong
+        construct. The fix passes in every release of ``releases`` that raises the error."""
+        if not info.operations:
+            return None, None, "this error belongs to no construct the engine models"
+        # Only the user's jaxVersion can be one the engine does not model (0.4.34).
+        unmodelled = [release for release in releases if release and not _modelled(release)]
+        if unmodelled:
+            return None, None, f"JAX {unmodelled[0]} is not modelled; {MODELLED}"
+        values = match.values
+        if values.shape is None or values.dtype is None:
+            return None, None, _missing_values(values.shape, values.dtype)
+        operations = _by_hints(info.operations, text)
+        refused: list[str] = []  # why the engine could not take the values in a construct
+        shape = tuple(values.shape)
+        for operation in operations:
+            raising = [
+                (version, *found)
+                for version in releases
+                if (
+                    found := self._raising(
+                        operation, shape, values.dtype, version, info.rule, refused
+                    )
+                )
+            ]
+            if raising:
+                fix = self.engine.compute(
+                    _fix_request(operation, values.shape, values.dtype, raising)
+                )
+                return operation, _from_the_users_line(fix, match.user_frame), None
+        because = f" ({'; '.join(dict.fromkeys(refused))})" if refused else ""
+        return (
+            operations[0],
+            None,
+            f"for shape {values.shape} and {values.dtype} the engine does not reproduce "
+            f"this error in {', '.join(operations)}{because}",
+        )
+
+    def _raising(
+        self,
+        operation: str,
+        shape: tuple[int, ...],
+        dtype: str,
+        version: str | None,
+        rule: str | None,
+        refused: list[str],
+    ) -> tuple[LoweringSemantics | None, str] | None:
+        """The lowering semantics under which ``version`` raises ``rule`` first for these
+        values, as asked (``None``: the release's default) and as resolved: the default
+        first, then the other, since an error only Lane raises (a copy's 128-byte multiple,
+        in a release whose default is Warpgroup) shows the kernel asked for Lane. What the
+        engine refuses is added to ``refused``."""
+        default: str | None = None
+        for semantics in (None, *LOWERING_SEMANTICS):
+            if semantics is not None and semantics == default:
+                continue  # asked already, as the release's default
+            try:
+                verdict = self.engine.verdict(operation, shape, dtype, version, semantics)
+            except InputValueError as exc:
+                refused.append(str(exc))
+                continue
+            default = default or verdict.lowering_semantics
+            first = verdict.first_violation
+            if first is not None and first.rule_id == rule:
+                return semantics, verdict.lowering_semantics
+        return None
+
+    def _suggestions(
+        self, exceptions: tuple[FoundException, ...], text: str
+    ) -> list[SuggestionOut]:
+        query = exceptions[0].message if exceptions else text[-SIMILAR_QUERY_CHARS:]
+        return [
+            SuggestionOut(
+                errorId=record_id,
+                slug=self.catalog.records[record_id].slug,
+                errorMessage=self.catalog.records[record_id].message,
+                score=score,
+            )
+            for record_id, score in self.catalog.similar(query)
+        ]
+
+
+def _releases_to_fix(given: str | None, release: ReleaseReading | None) -> tuple[str | None, ...]:
+    """The releases a fix must pass in: the one the user gives; else the one the answer
+    follows, then every other the paste may come from that the engine models, newest first
+    (a fix for the newest alone can fail in an older one: Lane, the default up to 0.10.2,
+    asks a copy for whole multiples of 128 bytes); else the engine's default."""
+    if given is not None or release is None:
+        return (given,)
+    modelled = [r for r in reversed(release.releases) if _modelled(r) and r != release.used]
+    if _modelled(release.used):
+        return (release.used, *modelled)
+    return tuple(modelled) or (None,)
+
+
+def _fix_request(
+    operation: str,
+    shape: list[int],
+    dtype: str,
+    raising: list[tuple[str | None, LoweringSemantics | None, str]],
+) -> ComputeRequest:
+    """The engine's request for a fix in each release that raises the error (release,
+    semantics asked, semantics resolved; the first is the answer's). One semantics is asked
+    for all: each release's default where every release raised under it, else the first's,
+    in the releases that raised under that."""
+    (version, _, resolved), *others = raising
+    semantics: LoweringSemantics | None = None
+    if any(each_asked is not None for _, each_asked, _ in raising):
+        semantics = cast(LoweringSemantics, resolved)
+        others = [other for other in others if other[2] == resolved]
+    return ComputeRequest(
+        operation=operation,
+        shape=shape,
+        dtype=dtype,
+        jaxVersion=version,
+        loweringSemantics=semantics,
+        alsoJaxVersions=[other_version for other_version, _, _ in others if other_version],
+    )
+
+
+def _modelled(release: str | None) -> bool:
+    try:
+        checked_jax_version(release)
+    except ProblemError:
+        return False
+    return release is not None
+
+
+def _missing_values(shape: list[int] | None, dtype: str | None) -> str:
+    """What the engine lacks, saying what the paste does show."""
+    if dtype is not None:
+        return f"the paste shows the dtype ({dtype}) but not the block's shape"
+    if shape is not None:
+        return f"the paste shows the block's shape ({shape}) but not its dtype"
+    return "the paste does not show the block's shape and dtype"
+
+
+def _from_the_users_line(fix: ComputeResponse, frame: UserFrame | None) -> ComputeResponse:
+    """The fixes, each starting from the user's line that writes the dtype (where the paste
+    shows one) rather than from the construct in general. A copy: answers are shared."""
+    if frame is None or frame.source is None or frame.dtype is None:
+        return fix
+    before = f"# {frame.file}, line {frame.line}\n{frame.source}"
+    fixes = [
+        option.model_copy(update={"code": option.code.model_copy(update={"before": before})})
+        for option in fix.fixes
+    ]
+    return fix.model_copy(update={"fixes": fixes})
+
+
+def _frame(frame: UserFrame | None) -> UserFrameOut | None:
+    if frame is None:
+        return None
+    return UserFrameOut(file=frame.file, line=frame.line, source=frame.source)
+
+
+def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
+    """The record's constructs, those the paste mentions first."""
+    mentioned = [
+        op for op in operations if any(hint in text for hint in _OPERATION_HINTS.get(op, ()))
+    ]
+    return mentioned + [op for op in operations if op not in mentioned]
+
+
+def _unexplained(
+    text: str, matches: list[MatchOut], memory: list[MemoryOut]
+) -> list[CompilerMessageOut]:
+    """The compilers' messages that no match or memory report stands on, on the wrapper's
+    line or the message's."""
+    explained = {m.lineNumber for m in matches} | {m.lineNumber for m in memory}
+    return [
+        CompilerMessageOut(
+            lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
+        )
+        for said in compiler_messages(text)
+        if not explained & {said.line, said.message_line}
+    ]
+
+
+def _url(site: SourceSite | None) -> str | None:
+    return site.url if site else None
+
+
+def _tells(reading: ReleaseReading | None) -> TypeGuard[ReleaseReading]:
+    """Whether the paste says anything of its release: a mined one, or a version outside."""
+    return reading is not None and bool(reading.releases or reading.outside)
+
+
+def _release(reading: ReleaseReading) -> ReleaseOut:
+    return ReleaseOut(
+        releases=list(reading.releases),
+        span=reading.span,
+        frames=reading.frames,
+        evidence=[
+            EvidenceOut(kind=e.kind, lineNumber=e.line, text=e.text, releases=list(e.releases))
+            for e in reading.evidence
+        ],
+        given=reading.given,
+        used=reading.used,
+        contradiction=reading.contradiction,
+        outside=reading.outside,
+    )
+
+
+def _exception(found: FoundException) -> ExceptionOut:
+    return ExceptionOut(
+        exceptionClass=found.qualified_class,
+        message=found.message,
+        lineNumber=found.line_number,
+        chainPosition=found.chain_position,
+        truncated=found.truncated,
+    )
