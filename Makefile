@@ -2,6 +2,7 @@
 #   make serve   install errata and serve it on SQLite with the seed records loaded
 #                (HOST=0.0.0.0 PORT=9000 make serve to listen elsewhere)
 #   make test    install errata with its test extras and run the whole suite
+#   make docs    install the docs extra and build the documentation site into site/
 # Python 3.12, as JAX 0.11 and later require: their source is written for it, and the miner
 # reads it with Python's own parser. The first Python 3.12+ found is taken.
 PYTHON ?= $(firstword $(foreach candidate,python3.14 python3.13 python3.12 python3 \
@@ -17,7 +18,7 @@ PORT ?= 8000
 CHECK_VENV = @$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' || { \
 	echo "errata: $(VENV) has a Python older than 3.12: run make clean, then again"; exit 1; }
 
-.PHONY: serve test lint clean
+.PHONY: serve test docs lint clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "errata: needs Python 3.12 or newer (PYTHON=/path/to/python3.12)"; exit 1; }
@@ -37,6 +38,12 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test,dev]'
 	touch $@ $(VENV)/.runtime
 
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(CHECK_VENV)
+	@echo "errata: installing errata with its docs extra (MkDocs, Material for MkDocs) into $(VENV)"
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $@ $(VENV)/.runtime
+
 serve: $(VENV)/.runtime
 	@echo "errata: preparing the database (migrations; the seeds if it is empty), then serving http://$(HOST):$(PORT)/ (Ctrl+C stops)"
 	$(BIN)/errata serve --host $(HOST) --port $(PORT)
@@ -45,9 +52,13 @@ test: $(VENV)/.test
 	@test -x /usr/bin/chromium || echo "errata: no /usr/bin/chromium: the browser tests will be skipped (apt-get install chromium)"
 	$(BIN)/pytest
 
+docs: $(VENV)/.docs
+	@echo "errata: building the documentation (mkdocs.yml, docs/) into site/"
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/mypy app
 
 clean:
-	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) var site .pytest_cache .mypy_cache .ruff_cache .hypothesis
