@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session, sessionmaker
 
     from app.answers.catalog import Catalog, RecordInfo
-    from app.answers.compute import FixOut
-    from app.answers.match import MatchResponse
     from app.knowledge.sources import ReleaseSource
     from app.rendering.cards import Card
+    from app.schemas.compute import FixOut
+    from app.schemas.match import MatchResponse
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
@@ -236,8 +236,9 @@ def match(
     """Find the known errors in a pasted traceback; exit 1 when the answer names nothing: no
     known error, no site in JAX's source, no compiler's message, no memory report."""
     from app.answers.compute import checked_jax_version
-    from app.answers.match import MatchRequest, MatchService
+    from app.answers.match import MatchService
     from app.errors import ProblemError
+    from app.schemas.match import MatchRequest
 
     try:
         checked_jax_version(jax_version, "--jax-version", modelled=False)
@@ -287,11 +288,12 @@ def compute(
     """
     from pydantic import ValidationError
 
-    from app.answers.compute import ComputeRequest, ComputeService
+    from app.answers.compute import ComputeService
     from app.errors import ProblemError
     from app.rendering.cards import compute_card
     from app.rendering.links import RELATIVE
     from app.rendering.text import validation_problem
+    from app.schemas.compute import ComputeRequest
 
     try:
         request = ComputeRequest.model_validate(  # validated: the semantics is a choice

@@ -7,14 +7,14 @@ parsed; Mattermost's carries its token inside the form. Pasted text is never log
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from app.api.answers import links_for
 from app.api.deps import CatalogDep, StoreDep
 from app.api.offload import cpu_bound
 from app.api.tokens import token_allowed
@@ -25,28 +25,10 @@ from app.chatops.replays import ReplayCache
 from app.chatops.slack import SlackSignature, command_text, slack_message
 from app.config import Settings
 from app.errors import Forbidden, InvalidInput, ServiceUnavailable, Unauthorized
-from app.rendering.cards import Card
-from app.rendering.links import Links
-from app.rendering.markdown import MEDIA_TYPE, markdown
 
 router = APIRouter(prefix="/chatops", tags=["chat-ops"])
 log = logging.getLogger(__name__)
 MAX_FORM_FIELDS = 100
-
-
-def links_for(request: Request) -> Links:
-    settings: Settings = request.app.state.settings
-    return Links.choose(settings.public_base_url, str(request.base_url))
-
-
-MARKDOWN_ANSWER: dict[int | str, dict[str, object]] = {
-    200: {"content": {"text/markdown": {"schema": {"type": "string"}}}}
-}
-
-
-def markdown_response(cards: Sequence[Card]) -> Response:
-    """The API's answer for ``Accept: text/markdown``: every card, every fix."""
-    return Response(markdown(cards), media_type=MEDIA_TYPE, headers={"Vary": "Accept"})
 
 
 @dataclass(frozen=True)

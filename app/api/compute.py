@@ -9,26 +9,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.answers.compute import (
-    BatchRequest,
-    BatchResponse,
-    ComputeRequest,
-    ComputeResponse,
-    ComputeService,
-    RawBatch,
-    SmemBudgetRequest,
-    SweepRequest,
-    SweepResponse,
-    run_smem_budget,
-    run_sweep,
-)
-from app.answers.computed import SmemBudgetOut
+from app.answers.compute import ComputeService, run_smem_budget, run_sweep
+from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import json_body, parse_json, post_request_route
-from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import CatalogDep, get_catalog
 from app.api.offload import cpu_bound, on_loop_unless_engine
 from app.rendering.cards import compute_card
 from app.rendering.negotiation import prefers_markdown
+from app.schemas.answers import SmemBudgetOut
+from app.schemas.compute import (
+    BatchRequest,
+    BatchResponse,
+    ComputeRequest,
+    ComputeResponse,
+    RawBatch,
+    SmemBudgetRequest,
+    SweepRequest,
+    SweepResponse,
+)
 
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 

@@ -7,20 +7,16 @@ from typing import Annotated
 from fastapi import APIRouter, Request, Response
 from pydantic import Field, TypeAdapter, ValidationError
 
-from app.answers.match import (
-    JAX_VERSION_MAX_LENGTH,
-    MatchRequest,
-    MatchResponse,
-    MatchService,
-)
+from app.answers.match import MatchService
+from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import invalid_at, invalid_body, json_body, post_request_route
-from app.api.chatops import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
 from app.errors import InvalidInput
 from app.observability.metrics import count_match
 from app.rendering.cards import match_cards
 from app.rendering.negotiation import prefers_markdown
+from app.schemas.match import JAX_VERSION_MAX_LENGTH, MatchRequest, MatchResponse
 
 router = APIRouter(prefix="/api", tags=["match"])
 # Pastes matched on the event loop: up to about 2 ms of CPU, less than the interpreter's

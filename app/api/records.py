@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
@@ -172,7 +172,7 @@ def _record_answer(state: State, key: tuple[str, bool]) -> bytes:
         version = store.version()  # before the record, so the answer is never older
         # The watch's reading had only aged: the version, and so the answer, may not have moved.
         if (known := state.record_answers.get_at(version, key)) is not None:
-            return known
+            return cast(bytes, known)
         row = store.get(record_id)
         annotation = (store.annotation(record_id) or {}) if annotated else None
         body = envelope(row, annotation).model_dump_json(exclude_unset=True).encode()

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from app.answers.catalog import Catalog
-from app.answers.compute import ComputeRequest, ComputeService
-from app.answers.match import MatchRequest, MatchService
+from app.answers.compute import ComputeService
+from app.answers.match import MatchService
 from app.chatops.commands import (
     DEFAULT_SLASH,
     MAX_PASTE_CHARS,
@@ -30,6 +30,8 @@ from app.rendering.cards import Card, Link, Quote, compute_card, match_cards, re
 from app.rendering.links import Links
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
+from app.schemas.compute import ComputeRequest
+from app.schemas.match import MatchRequest
 
 MAX_MATCHES = 3
 SEARCH_HITS = 5

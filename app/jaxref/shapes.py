@@ -67,7 +67,7 @@ def validate_dims(value: Sequence[object], field: str = "shape") -> Dims:
     for axis, dim in enumerate(value):
         if isinstance(dim, bool) or not hasattr(dim, "__index__"):
             raise ShapeError(f"dimension {dim!r} at axis {axis} is not an integer", field)
-        size = operator.index(dim)  # type: ignore[arg-type]
+        size = operator.index(dim)
         if size < 0:
             raise ShapeError(f"negative dimension {size} at axis {axis}", field)
         if size > MAX_DIM:

@@ -27,7 +27,7 @@ QUIET_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 def request_id_from(scope: Scope) -> str:
     for key, value in scope["headers"]:
         if key == _REQUEST_ID_KEY and _VALID_REQUEST_ID.fullmatch(value):
-            return value.decode("ascii")
+            return str(value.decode("ascii"))
     return uuid.uuid4().hex
 
 

@@ -6,7 +6,7 @@ unknown fields are kept, so a newer dataset's records pass through unchanged.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
@@ -236,7 +236,7 @@ def documented_schema(model: type[BaseModel], *, optional: tuple[str, ...] = ())
             return [inline(item) for item in node]
         return node
 
-    schema = inline(schema)
+    schema = cast(dict[str, Any], inline(schema))
     schema["required"] = [name for name in schema.get("required", []) if name not in optional]
     return schema
 

@@ -19,10 +19,8 @@ from collections.abc import Callable, Hashable
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
 
+from app.config import DEFAULT_MAX_AGE_S
 from app.memo import LockedLRU
-
-# Writes through other workers show within this many seconds.
-DEFAULT_MAX_AGE_S = 0.5
 
 
 class VersionWatch:

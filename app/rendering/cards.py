@@ -14,23 +14,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from app.answers.compute import ComputeResponse, FixOut
-from app.answers.computed import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
-from app.answers.match import (
-    CompilerMessageOut,
-    MatchOut,
-    MatchResponse,
-    RaisePointOut,
-    RecordInfo,
-    ReleaseOut,
-    SourceSiteOut,
-    ValuesOut,
-)
+from app.answers.catalog import RecordInfo
 from app.engines.mosaic_gpu import parse_version, render_list, render_tuple
 from app.jaxref.releases import oldest_release, runs
 from app.matching.index import wording_until
 from app.rendering.links import Links
 from app.rendering.records import corrections_by_field, field_label, readable_message
+from app.schemas.answers import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
+from app.schemas.compute import ComputeResponse, FixOut
+from app.schemas.match import (
+    CompilerMessageOut,
+    MatchOut,
+    MatchResponse,
+    RaisePointOut,
+    ReleaseOut,
+    SourceSiteOut,
+    ValuesOut,
+)
 
 # A record's solutions shown in a match's answer; the record's page shows them all.
 MAX_SOLUTIONS_SHOWN = 3

@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
-from app.answers.compute import ComputeRequest, ComputeService
-from app.answers.match import MatchRequest, MatchService
+from app.answers.compute import ComputeService
+from app.answers.match import MatchService
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
 from app.engines.mosaic_gpu import (
@@ -31,6 +31,8 @@ from app.rendering.cards import Card, compute_card, match_cards
 from app.rendering.links import RELATIVE
 from app.rendering.records import find_record
 from app.rendering.text import validation_problem
+from app.schemas.compute import ComputeRequest
+from app.schemas.match import MatchRequest
 from app.web.pages import page
 from app.web.permalinks import MAX_LINK_CHARS, decode_paste, encode_paste
 from app.web.record_page import record_page

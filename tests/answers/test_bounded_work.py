@@ -6,10 +6,11 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, CatalogCache
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.config import Settings
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
+from app.schemas.match import MatchRequest
 
 WARPGROUP_WORDS = "copies transferring bytes divisible by the warpgroup size are supported"
 

@@ -11,12 +11,13 @@ import pytest
 
 from app.answers.catalog import Catalog
 from app.answers.computed import closest_curated
-from app.answers.match import MatchRequest, MatchResponse, MatchService
+from app.answers.match import MatchService
 from app.config import CURATED_SEED_PATHS
 from app.knowledge.mining import MINED_SITES
 from app.matching.frames import FrameIndex
 from app.rendering.cards import match_cards
 from app.rendering.links import Links
+from app.schemas.match import MatchRequest, MatchResponse
 from tests.conftest import Backend
 
 SMEM_RECORD = "7f1f1f89e56deefe"

@@ -9,11 +9,13 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.answers.catalog import Catalog, CatalogCache
-from app.answers.compute import ComputeRequest, ComputeService, EngineNeeded
-from app.answers.match import MatchRequest, MatchService
+from app.answers.compute import ComputeService, EngineNeeded
+from app.answers.match import MatchService
 from app.config import Settings
 from app.records.importer import import_paths
 from app.records.version_watch import VersionWatch
+from app.schemas.compute import ComputeRequest
+from app.schemas.match import MatchRequest
 
 # Lengths no other test asks the engine about (odd: not whole bytes of int4), a new one for
 # each test, so that the engine's caches start without them.

@@ -11,8 +11,6 @@ import pytest
 from slack_sdk.signature import Clock
 
 from app.answers.catalog import RecordInfo
-from app.answers.computed import ClosestOut, SourceOnlyOut
-from app.answers.match import MatchOut, MatchResponse, RaisePointOut, ValuesOut, WhyOut
 from app.chatops.answers import Reply
 from app.chatops.commands import MAX_PASTE_CHARS, Compute, Help, Lookup, Paste, parse_command
 from app.chatops.replays import ReplayCache
@@ -30,6 +28,8 @@ from app.rendering.markdown import code_block, code_span, escape, markdown
 from app.rendering.negotiation import prefers_markdown
 from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
+from app.schemas.answers import ClosestOut, SourceOnlyOut
+from app.schemas.match import MatchOut, MatchResponse, RaisePointOut, ValuesOut, WhyOut
 
 SECRET = "signing-secret"
 NOW = 1_800_000_000

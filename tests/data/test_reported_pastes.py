@@ -10,9 +10,10 @@ from collections.abc import Iterator
 import pytest
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchResponse, MatchService
+from app.answers.match import MatchService
 from app.rendering.cards import match_cards
 from app.rendering.links import Links
+from app.schemas.match import MatchRequest, MatchResponse
 from tests.conftest import Backend
 
 BODY_FAILED_TO_VERIFY = "80105c1cdaab211b"  # lower_jaxpr_to_func, 0.4.24-0.4.31

@@ -16,7 +16,7 @@ import re2
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.answers.catalog import CatalogCache
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
 from app.jaxref.releases import RELEASE_PATTERN, newest_release, release_key
@@ -35,6 +35,7 @@ from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
 from app.rendering.cards import release_told
 from app.rendering.markdown import escape
+from app.schemas.match import MatchRequest
 from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
 from tests.matching.catalog import mined_sites
 from tests.matching.test_raise_points import (

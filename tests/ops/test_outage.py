@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from app.records.version_watch import DEFAULT_MAX_AGE_S
+from app.config import DEFAULT_MAX_AGE_S
 from tests.api.test_records_api import assert_problem
 from tests.conftest import ADMIN_TOKEN, Backend, LiveServer, start_server, stop_server
 from tests.ops.relay import Relay

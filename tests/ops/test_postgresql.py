@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.records.version_watch import DEFAULT_MAX_AGE_S
+from app.config import DEFAULT_MAX_AGE_S
 from tests.api.test_records_api import assert_problem, new_record
 from tests.conftest import ADMIN_TOKEN, POSTGRES_ADMIN_URL, LiveServer
 from tests.ops.conftest import access_records, metric, scrape

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from app.answers.match import MatchOut
+from app.schemas.match import MatchOut
 
 
 def answers_to_the_raised_error(matches: Sequence[MatchOut]) -> list[MatchOut]:

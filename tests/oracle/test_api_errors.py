@@ -26,12 +26,13 @@ from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import tpu as pltpu
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.jaxref.releases import newest_release
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.public_names import MINED_API
 from app.rendering.cards import match_cards
 from app.rendering.links import Links
+from app.schemas.match import MatchRequest
 
 pytestmark = pytest.mark.oracle
 

@@ -28,8 +28,9 @@ from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import tpu as pltpu
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.jaxref.templates import compile_pattern
+from app.schemas.match import MatchRequest
 from tests.oracle.jax_kernels import user_facing_error
 from tests.oracle.test_curated_records import curated_records
 from tests.oracle.test_curated_records import tpu_pipeline as curated_tpu_pipeline

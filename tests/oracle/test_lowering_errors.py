@@ -25,8 +25,9 @@ from jax.experimental.pallas import tpu as pltpu
 from jax.experimental.pallas import triton as plt
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.jaxref.releases import release_commits
+from app.schemas.match import MatchRequest
 from tests.data.test_site_records import mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.test_traced_body_errors import mined_at

@@ -23,9 +23,10 @@ from typing import Any
 import pytest
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.config import REPO_ROOT
 from app.engines.mosaic_gpu import InputValueError, check, parse_version, suggest_fixes
+from app.schemas.match import MatchRequest
 from tests.data.test_site_records import mined_sites
 
 from .test_engine_vs_jax import GRID, Case

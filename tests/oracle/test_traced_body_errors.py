@@ -24,8 +24,9 @@ from jax._src import config as jax_config
 from jax.experimental import pallas as pl
 
 from app.answers.catalog import Catalog
-from app.answers.match import MatchRequest, MatchService
+from app.answers.match import MatchService
 from app.jaxref.scope import backend_of
+from app.schemas.match import MatchRequest
 from tests.data.test_site_records import mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
 from tests.oracle.jax_kernels import user_facing_error

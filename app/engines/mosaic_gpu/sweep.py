@@ -51,4 +51,5 @@ def sweep(
     case = resolve(operation, placeholder, dtype, target_dtype, jax_version, lowering_semantics)
     sizes = np.arange(start, stop, dtype=np.int64)
     batch = vary_axis(placeholder, position, sizes)
-    return sizes[passes(case.operation, batch, case.dtype, case.target, case.checks)]
+    passing: np.ndarray = sizes[passes(case.operation, batch, case.dtype, case.target, case.checks)]
+    return passing
