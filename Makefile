@@ -56,9 +56,13 @@ docs: $(VENV)/.docs
 	@echo "errata: building the documentation (mkdocs.yml, docs/) into site/"
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
+# What CI checks before the tests: style, types, the floors' imports, and size limits.
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy app
+	$(BIN)/lint-imports
+	$(BIN)/python .ci/limits.py app
 
 clean:
 	rm -rf $(VENV) var site .pytest_cache .mypy_cache .ruff_cache .hypothesis
