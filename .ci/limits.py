@@ -51,13 +51,19 @@ def main(root: Path) -> int:
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
-    """The ids of every docstring's node: the first statement of a module, class or def."""
+    """The ids of every docstring's node: the first statement of a module, class or def, and
+    an attribute's (PEP 257), which follows its assignment; pydantic reads a field's."""
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                found.add(id(body[0].value))
+            for index, statement in enumerate(node.body):
+                if not (
+                    isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                ):
+                    continue
+                after = node.body[index - 1] if index else None
+                if index == 0 or isinstance(after, ast.Assign | ast.AnnAssign):
+                    found.add(id(statement.value))
     return found
 
 

@@ -59,10 +59,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200d\u2060\ufeff]")
 
-_HTML_TAG_NAMES = (
-    r"a|b|i|u|em|strong|span|div|p|pre|code|br|hr|li|ul|ol|table|tbody|thead|tr|td|th|html"
-    r"|body|head|font|small|tt|kbd|samp|blockquote|h[1-6]|section|article|details|summary"
-    r"|label|img|meta|link|title"
+_HTML_TAG_NAMES = "|".join(
+    (
+        *("a", "b", "i", "u", "em", "strong", "span", "div", "p", "pre", "code", "br", "hr"),
+        *("li", "ul", "ol", "table", "tbody", "thead", "tr", "td", "th", "html", "body"),
+        *("head", "font", "small", "tt", "kbd", "samp", "blockquote", "h[1-6]", "section"),
+        *("article", "details", "summary", "label", "img", "meta", "link", "title"),
+    )
 )
 _HTML_TAG = re.compile(rf"</?(?:{_HTML_TAG_NAMES})\b[^<>]*>", re.IGNORECASE)
 # Characters searched for HTML at one go (see ``_holds_html``), and where a tag must end.
@@ -80,12 +83,13 @@ _BOLD = re.compile(r"(?<![^\s(\[{\"'>|~])(\*\*?)(?=\S)([^*\n]*?\S)\1(?![\w*])")
 # Where every _BOLD match ends; a quick test that lets most code lines skip _BOLD.
 _BOLD_CLOSING = re.compile(r"\*(?![\w*])")
 
+_LEVELS = "TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL"
 # Prefixes that loggers and tools put before each line; stripped repeatedly, in any order.
 _PREFIXES = (
     # ISO timestamps, optionally bracketed, with an optional level: "2026-08-27T09:53:25.647Z"
     re.compile(
         r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
-        r"(?:\s+\[?(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?)?"
+        rf"(?:\s+\[?(?:{_LEVELS})\]?)?"
         r"(?:\s*[:|-]\s|\s+|$)"
     ),
     # glog / absl: "E0827 09:53:25.647000 12345 file.cc:42] "

@@ -87,18 +87,21 @@ _PYTEST_LOCATION = re.compile(r"\s*\S+?\.py:\d+:(?: in |\s*$)")
 _PROMPT = re.compile(r"\s*(?:>>>|In \[\d+\]:)(?: |$)")
 # No part of it crosses a line break (``[^\S\n]`` for ``\s``, ``(?![^\n])`` for ``$``):
 # the bulk passes run it over all the lines joined.
-_FRAME_PATTERN = (
-    r"[^\S\n]*File \".*\", line \d+"  # Python
-    r"|[^\S\n]*File (?:<[^<>\n]+>|[^\s,]+):\d+(?:, in .*)?(?![^\n])"  # IPython 8: "File ~/x.py:182"
-    r"|Cell In[^\S\n]?\[\d*\], line \d+"  # IPython 8 / Jupyter
-    r"|[^\S\n]*<ipython-input-[\w-]+> in "  # IPython 7
-    r"|\S+\.py in \S+\(.*\)(?![^\n])"  # IPython 7 library frames
-    # and their path a link in a copy of Colab's rendered output:
-    # "[/x/jax/_src/pallas/mosaic/lowering.py](https://…) in lower_jaxpr_to_func(ctx, …)"
-    r"|\[[^\s\]]+\.py\]\([^)\s]*\) in \S+\(.*\)(?![^\n])"
-    # pytest's location of a frame, "path.py:820: in func", or after a frame's source and
-    # its E lines, "path.py:820: ValueError" (or nothing after the colon)
-    r"|[^\s:]*+(?<=\.py):\d+:(?: in [\w<>.]+| [\w.]+)?[^\S\n]*(?![^\n])"
+_FRAME_PATTERN = "|".join(
+    (
+        r"[^\S\n]*File \".*\", line \d+",  # Python
+        # IPython 8: "File ~/x.py:182"
+        r"[^\S\n]*File (?:<[^<>\n]+>|[^\s,]+):\d+(?:, in .*)?(?![^\n])",
+        r"Cell In[^\S\n]?\[\d*\], line \d+",  # IPython 8 / Jupyter
+        r"[^\S\n]*<ipython-input-[\w-]+> in ",  # IPython 7
+        r"\S+\.py in \S+\(.*\)(?![^\n])",  # IPython 7 library frames
+        # and their path a link in a copy of Colab's rendered output:
+        # "[/x/jax/_src/pallas/mosaic/lowering.py](https://…) in lower_jaxpr_to_func(ctx, …)"
+        r"\[[^\s\]]+\.py\]\([^)\s]*\) in \S+\(.*\)(?![^\n])",
+        # pytest's location of a frame, "path.py:820: in func", or after a frame's source and
+        # its E lines, "path.py:820: ValueError" (or nothing after the colon)
+        r"[^\s:]*+(?<=\.py):\d+:(?: in [\w<>.]+| [\w.]+)?[^\S\n]*(?![^\n])",
+    )
 )
 _FRAME = re.compile(_FRAME_PATTERN)
 # IPython's numbered source lines, "---> 14 ..." (``frames`` reads a frame's line from them)

@@ -209,11 +209,12 @@ _SHAPE_DTYPE_STRUCT = re.compile(
 _SMEM_CALL = re.compile(
     r"\bSMEM\(\s*(?P<shape>\([^()]*\)|\[[^\[\]]*\])\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>[\w.]+)"
 )
+_NUMPY = r"(?:jnp|np|numpy|jax\.numpy)"
 _ARRAY_CALL = re.compile(
-    r"\b(?:jnp|np|numpy|jax\.numpy)\.(?:zeros|ones|empty|arange|full)\(\s*"
+    rf"\b{_NUMPY}\.(?:zeros|ones|empty|arange|full)\(\s*"
     r"(?P<shape>\([^()]*\)|\[[^\[\]]*\]|\d+)"
     r"(?:\s*,\s*[^,()=]+)?"  # jnp.full's fill value
-    r"\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>(?:jnp|np|numpy|jax\.numpy)\.\w+|'\w+'|\"\w+\")"
+    rf"\s*,\s*(?:dtype\s*=\s*)?(?P<dtype>{_NUMPY}\.\w+|'\w+'|\"\w+\")"
 )
 # jaxpr avals: "f32[8]", "Ref<smem>{f32[1,8]}". Possessive: a word of letters with no
 # digits after them is passed at once, not given back a letter at a time.

@@ -30,7 +30,7 @@ WholeNumber = Annotated[
 class ErrorRecord(BaseModel):
     """One error record, camelCase as in the dataset."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, use_attribute_docstrings=True)
 
     id: str = Field(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])
     errorMessage: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
@@ -76,33 +76,29 @@ class ErrorRecord(BaseModel):
     )
     operations: list[str] = Field(default_factory=list)
     olderWordings: list[OlderWording] = Field(default_factory=list)
-    calledBy: list[Caller] = Field(
-        default_factory=list,
-        description="For an error Python raises when JAX calls the user's function (a kernel "
-        "given more refs than it takes): the functions of JAX's that make the call. The "
-        "record matches only a traceback whose innermost frame of JAX's, past the wrappers "
-        "of `calledThrough`, is one of them, with no frame of the user's after it; never a "
-        "message alone.",
-    )
+    calledBy: list[Caller] = Field(default_factory=list)
+    """For an error Python raises when JAX calls the user's function (a kernel given more refs
+    than it takes): the functions of JAX's that make the call. The record matches only a
+    traceback whose innermost frame of JAX's, past the wrappers of `calledThrough`, is one of
+    them, with no frame of the user's after it; never a message alone."""
     calledThrough: list[Caller] = Field(
         default_factory=list,
         description="JAX's wrappers that a `calledBy` function's call goes through to the "
         "user's function (`wrap_with_transforms`), which may stand after it in a traceback.",
     )
     calledUnder: list[Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$", max_length=200)]] = Field(
-        default_factory=list,
-        description="Functions of JAX's API under which the call is made where JAX hides all "
-        "of its frames (`fori_loop`): the record matches too where the user's last frame, "
-        "with no frame of JAX's after it, shows a call of one of them that passes the "
-        "function Python's message names.",
+        default_factory=list
     )
+    """Functions of JAX's API under which the call is made where JAX hides all of its frames
+    (`fori_loop`): the record matches too where the user's last frame, with no frame of JAX's
+    after it, shows a call of one of them that passes the function Python's message names."""
     calledAs: list[Annotated[str, Field(pattern=r"^[A-Za-z_][\w.]*$", max_length=200)]] = Field(
-        default_factory=list,
-        description="For an error Python raises at the user's call of one of Pallas's public "
-        "functions (a keyword it does not take): how code spells the function "
-        "(`pl.pallas_call`). The record matches only where no frame of JAX's follows the "
-        "user's last, and that frame's line, if shown, calls it.",
+        default_factory=list
     )
+    """For an error Python raises at the user's call of one of Pallas's public functions (a
+    keyword it does not take): how code spells the function (`pl.pallas_call`). The record
+    matches only where no frame of JAX's follows the user's last, and that frame's line, if
+    shown, calls it."""
     raisedIn: list[Annotated[str, Field(pattern=RELEASE_PATTERN)]] = Field(
         default_factory=list,
         description="The JAX releases that raise it (a call some releases refuse).",

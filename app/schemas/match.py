@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.matching.matcher import MAX_EXCEPTIONS_READ
 from app.schemas.answers import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
@@ -31,28 +31,26 @@ class ValuesOut(BaseModel):
 
 
 class WhyOut(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     patternId: int
     pattern: str
     normalizedLine: str
     truncated: bool
-    foundIn: str = Field(
-        description="Where the message was read: `exception message`, `wrapped message` "
-        "(joined from lines), `cut message` (an exception's, cut off), `line` (inside any "
-        "other line), `wrapped line` (two lines joined) or `cut line`."
-    )
+    foundIn: str
+    """Where the message was read: `exception message`, `wrapped message` (joined from lines),
+    `cut message` (an exception's, cut off), `line` (inside any other line), `wrapped line`
+    (two lines joined) or `cut line`."""
     literal: str = Field(description="The longest literal text of the pattern: what was found.")
     stripped: str = Field(
         description="Text before the message on its line, left out of the match (a log "
         "prefix, a wrapper such as `INTERNAL: Mosaic failed to compile TPU kernel:`)."
     )
     unread: list[str] = Field(description="Values a cut-off message no longer shows.")
-    calledBy: str | None = Field(
-        default=None,
-        description="For Python's own error at JAX's call of the user's function (a kernel "
-        "given the wrong number of refs), or an error of a helper outside JAX's mined files "
-        "(jaxlib's `safe_zip` or `safe_map`): JAX's frame that made the call, as "
-        "`file:line function`.",
-    )
+    calledBy: str | None = None
+    """For Python's own error at JAX's call of the user's function (a kernel given the wrong
+    number of refs), or an error of a helper outside JAX's mined files (jaxlib's `safe_zip`
+    or `safe_map`): JAX's frame that made the call, as `file:line function`."""
 
 
 class UserFrameOut(BaseModel):
@@ -68,6 +66,8 @@ class SourceSiteOut(BaseModel):
 
 
 class MatchOut(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     errorId: str
     slug: str
     rule: str | None
@@ -87,15 +87,12 @@ class MatchOut(BaseModel):
         description="The user's own code nearest the error (not a library's), if pasted."
     )
     why: WhyOut
-    sourceUrl: str | None = Field(
-        default=None,
-        description="The error's site in the release the answer follows (`release.used`), "
-        "pinned to that release's commit; where that release has no such site, in the "
-        "nearest release that has (the newest, when the paste tells no release); for "
-        "Python's own error at JAX's call of user code, the line of JAX's frame that made "
-        "the call, in a release the paste can come from; for a site no mined release has, "
-        "the record's own `githubUrl`.",
-    )
+    sourceUrl: str | None = None
+    """The error's site in the release the answer follows (`release.used`), pinned to that
+    release's commit; where that release has no such site, in the nearest release that has
+    (the newest, when the paste tells no release); for Python's own error at JAX's call of
+    user code, the line of JAX's frame that made the call, in a release the paste can come
+    from; for a site no mined release has, the record's own `githubUrl`."""
     source: SourceSiteOut | None = Field(
         default=None, description="The file, line and release `sourceUrl` points at."
     )
@@ -132,11 +129,12 @@ class SuggestionOut(BaseModel):
 
 
 class EvidenceOut(BaseModel):
-    kind: str = Field(
-        description="`frame` (a JAX frame on an error site's line), `function` (a JAX frame "
-        "in a function with error sites), `version` (a version the paste names) or `wording` "
-        "(a message matched, as only some releases printed it; `text` is its words)."
-    )
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    kind: str
+    """`frame` (a JAX frame on an error site's line), `function` (a JAX frame in a function with
+    error sites), `version` (a version the paste names) or `wording` (a message matched, as
+    only some releases printed it; `text` is its words)."""
     lineNumber: int
     text: str
     releases: list[str]
@@ -160,6 +158,8 @@ class ReleaseOut(BaseModel):
 
 
 class RaisePointOut(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     errorId: str | None = Field(
         description="None: the frame's own line, where no release of JAX has a site (Python's "
         "own error raised inside JAX's code)."
@@ -172,11 +172,10 @@ class RaisePointOut(BaseModel):
     releases: list[str] = Field(description="Releases with this site on that line.")
     sourceUrl: str | None
     why: str
-    via: Literal["frame", "quote", "cut"] = Field(
-        description="`frame`: the exception's last JAX frame is on this site; `quote`: the "
-        "paste quotes the site's statement outside a traceback (a code block, a diff); "
-        "`cut`: a traceback cut before its exception line ends at a frame on this site."
-    )
+    via: Literal["frame", "quote", "cut"]
+    """`frame`: the exception's last JAX frame is on this site; `quote`: the paste quotes the
+    site's statement outside a traceback (a code block, a diff); `cut`: a traceback cut
+    before its exception line ends at a frame on this site."""
 
 
 class CompilerMessageOut(BaseModel):
@@ -187,6 +186,8 @@ class CompilerMessageOut(BaseModel):
 
 
 class MatchResponse(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     matches: list[MatchOut]
     exceptions: list[ExceptionOut]
     unmatched: list[ExceptionOut]
@@ -194,28 +195,22 @@ class MatchResponse(BaseModel):
     release: ReleaseOut | None = Field(
         default=None, description="Which JAX release the paste comes from, and why."
     )
-    raisePoints: list[RaisePointOut] = Field(
-        default_factory=list,
-        description="For an exception no message matched (a bare `AssertionError`, a "
-        "message built at run time), the error sites its last JAX frame points at, surest "
-        "first; then the sites a traceback cut before its exception line ends at, and those "
-        "whose `raise` or `assert` the paste quotes outside a traceback, where nothing else "
-        "names them.",
-    )
+    raisePoints: list[RaisePointOut] = Field(default_factory=list)
+    """For an exception no message matched (a bare `AssertionError`, a message built at run
+    time), the error sites its last JAX frame points at, surest first; then the sites a
+    traceback cut before its exception line ends at, and those whose `raise` or `assert` the
+    paste quotes outside a traceback, where nothing else names them."""
     memory: list[MemoryOut] = Field(
         default_factory=list,
         description="Each report of a kernel over its on-chip memory (Mosaic GPU, Triton, "
         "TPU), matched or not: how far over, which devices have that limit, what fits.",
     )
-    compilerMessages: list[CompilerMessageOut] = Field(
-        default_factory=list,
-        description="What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: "
-        "…`), MLIR's verifier of the IR Pallas built (`MLIRError: Verification failed:`) or "
-        "a failed internal check of XLA's (`RET_CHECK failure (…)`), or a message a compiler "
-        "or runtime prints whole (`Ran out of memory in memory space vmem` without figures), "
-        "where no match or memory report explains it: a message no release of JAX's source "
-        "holds.",
-    )
+    compilerMessages: list[CompilerMessageOut] = Field(default_factory=list)
+    """What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: …`), MLIR's
+    verifier of the IR Pallas built (`MLIRError: Verification failed:`) or a failed internal
+    check of XLA's (`RET_CHECK failure (…)`), or a message a compiler or runtime prints whole
+    (`Ran out of memory in memory space vmem` without figures), where no match or memory
+    report explains it: a message no release of JAX's source holds."""
     skippedExceptions: int = Field(
         default=0,
         description="Exceptions earlier in the paste than the last "
