@@ -26,14 +26,12 @@ from typing import Any, Literal, NamedTuple
 
 import orjson
 
-from app.jaxref.releases import release_commits, release_key, runs, source_url
+from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
+from app.jaxref.releases import release_commits, release_key, runs, source_url, union
 from app.jaxref.scope import FRAME_SCOPE, backend_of
 from app.jaxref.templates import compile_pattern
-from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.matching.tracebacks import IPYTHON_SOURCE_LINE
-
-FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants",
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)", and pytest's
@@ -317,7 +315,7 @@ class FrameIndex:
         # The releases whose C++ was not read (mined from wheels, which ship it compiled),
         # and the newest release whose C++ was: a diagnostic standing there may be printed
         # by those after it too.
-        self._cpp_unread = _union(self._bits[r] for r in data.get("cppUnread", ()))
+        self._cpp_unread = union(self._bits[r] for r in data.get("cppUnread", ()))
         self._cpp_newest_read = self._cpp_unread and (self._cpp_unread & -self._cpp_unread) >> 1
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
@@ -407,7 +405,7 @@ class FrameIndex:
                 at = places.setdefault(site.record_id, [])
                 at.extend((site, file, line, mask) for file, line, mask in self._row_lines[row])
             for record_id, at in places.items():
-                releases = _union(mask for *_, mask in at)
+                releases = union(mask for *_, mask in at)
                 releases &= self.wording_releases(record_id, None)
                 if not releases:
                     continue
@@ -489,7 +487,7 @@ class FrameIndex:
     def _site_masks(self) -> dict[str, int]:
         """Record id → every release with its site: built on first use."""
         return {
-            record_id: _union(releases for _, _, releases in places)
+            record_id: union(releases for _, _, releases in places)
             for record_id, places in self._site_lines.items()
         }
 
@@ -531,7 +529,7 @@ class FrameIndex:
         ``vreg_util.cc`` after 0.10.2. A message may name such a release no longer; what
         libtpu prints is not in JAX's source."""
         masks = {
-            site.record_id: (site.file, _union(mask for _, mask in compiled_lines))
+            site.record_id: (site.file, union(mask for _, mask in compiled_lines))
             for site, compiled_lines in self._compiled
             if site.file.startswith(LIBTPU_COMPILER)
         }
@@ -608,7 +606,7 @@ class FrameIndex:
         return mask
 
     def _mask_of(self, releases: Iterable[str]) -> int:
-        return _union(self.mask(release) for release in releases)
+        return union(self.mask(release) for release in releases)
 
     @cached_property
     def _sites_by_record(self) -> dict[str, Site]:
@@ -1211,13 +1209,6 @@ def _release_of(version: str) -> str | None:
     return None if found is None else found[0]
 
 
-def _union(masks: Iterable[int]) -> int:
-    union = 0
-    for mask in masks:
-        union |= mask
-    return union
-
-
 @cache
 def _load(path: Path, functions: Path) -> FrameIndex:
     return FrameIndex(orjson.loads(path.read_bytes()), orjson.loads(functions.read_bytes()))
@@ -1245,7 +1236,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         # A public name some releases lack, or a call some releases' signatures refuse.
         raising = record.get("raisedIn", record.get("missingIn"))
         if raising is not None:
-            raised_in[record["id"]] = _union(bit[r] for r in raising if r in bit)
+            raised_in[record["id"]] = union(bit[r] for r in raising if r in bit)
             continue
         if "record" in item:
             record_id, facts = item["record"]["id"], item["record"]
@@ -1261,7 +1252,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
             pattern = facts.get("matchPattern")
             if pattern:
                 reads = compile_pattern(pattern).search
-                alike = _union(
+                alike = union(
                     mask
                     for wording, (_, mask) in zip(history[:-1], wordings[record_id], strict=False)
                     if reads(wording["errorMessage"])
@@ -1300,7 +1291,7 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
             sites.append(row)
             for line, mask in sorted(lines_there.items()):
                 lines.setdefault(file, {}).setdefault(str(line), []).append([number, mask])
-    cpp_read = _union(mask for row in compiled for _, mask in row[-1])
+    cpp_read = union(mask for row in compiled for _, mask in row[-1])
     return {
         "releases": releases,
         "sites": sites,

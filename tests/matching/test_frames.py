@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.jaxref.files import FRAME_INDEX_FILE
 from app.jaxref.releases import newest_release, release_key
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.public_names import MINED_API
 from app.matching.frames import (
-    FRAME_INDEX_FILE,
     LIBTPU_COMPILER,
     MAX_CAPITALS_FOUND,
     MAX_REMEMBERED,

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from app.jaxref.files import FRAME_INDEX_FILE
 from app.jaxref.releases import release_key, runs
 from app.jaxref.templates import compile_pattern
 from app.knowledge.mining import MINED_SITES
 from app.matching import PatternEntry, PatternIndex
 from app.matching.frames import (
-    FRAME_INDEX_FILE,
     LIBTPU_COMPILER,
     FrameIndex,
     ReleaseReading,
