@@ -515,10 +515,10 @@ def mine_releases_command(
     from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
     from app.jaxref.scope import SourceTreeError
     from app.knowledge.calls import MINED_CALLS
+    from app.knowledge.frame_index import write_frame_index
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
     from app.knowledge.public_names import MINED_API
-    from app.matching.frames import write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
     functions = rules.with_name(FUNCTIONS_FILE.name)
@@ -553,6 +553,7 @@ def mine_api_command(
     data/frame-index.json."""
     from app.jaxref.files import FRAME_INDEX_FILE
     from app.knowledge.calls import KEYWORDS_FILE, MINED_CALLS, call_records, keyword_index
+    from app.knowledge.frame_index import write_frame_index
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
     from app.knowledge.public_names import (
         MINED_API,
@@ -562,7 +563,6 @@ def mine_api_command(
         write_api_records,
     )
     from app.knowledge.signatures import mine_signatures
-    from app.matching.frames import write_frame_index
 
     sources = _release_sources(git_dir, wheels)
     mined = mine_api(sources)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from app.jaxref.files import FRAME_INDEX_FILE
 from app.jaxref.releases import newest_release, release_key
 from app.knowledge.calls import MINED_CALLS
+from app.knowledge.frame_index import build_frame_index
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.public_names import MINED_API
 from app.matching.frames import (
@@ -27,7 +28,6 @@ from app.matching.frames import (
     _most_agreed,
     _nearest,
     _SourceLine,
-    build_frame_index,
 )
 from app.matching.matcher import match_paste
 
