@@ -26,7 +26,7 @@ from typing import Any, Literal, NamedTuple
 import orjson
 
 from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
-from app.jaxref.releases import release_commits, release_key, runs, source_url, union
+from app.jaxref.releases import release_commits, runs, source_url, union
 from app.jaxref.scope import FRAME_SCOPE, backend_of
 from app.knowledge.python_source import mine_file, spelled_as_class
 from app.matching.tracebacks import IPYTHON_SOURCE_LINE
@@ -40,27 +40,6 @@ _INDENTED_FRAME = re.compile(
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
     r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
-# "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
-# "jax-0.7.2.dist-info", "jax_version='0.8.1'", pip's "jax[cuda12]==0.4.31", "jax (0.4.31)",
-# and in prose "JAX 0.4.30", "JAX version: 0.4.26", "Jax 0.4.33".
-# It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
-# looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
-# A pattern for any case of "jax" has no literal to look for: over a 20 KB traceback it took
-# 0.30 ms, against 0.02-0.04 ms. The capitalized names are tried where ``str.find`` finds a
-# "J", rare in a traceback: ``re``'s own search for it took as long as the whole pattern's.
-_VERSION_FORM = (
-    r"(?P<package>{name}(?=[lL _vV=:\s\[(-]|\.__version__)(?:lib|LIB)?)"
-    r"(?:\[[\w,.-]{{1,64}}\])?"  # pip's extras
-    r"(?:[ _-]?(?:version|Version|VERSION)|\.__version__\)?)?"
-    r"(?:\s*(?:==|=|:|\s|\()\s*|-)['\"]?v?"
-    r"(?P<version>\d{{1,6}}\.\d{{1,6}}\.\d{{1,6}}(?:\.\d{{1,6}})?"
-    r"(?:\.?dev\w{{0,32}}|rc\d{{1,6}})?)(?!\d)"
-)
-_VERSION = re.compile(_VERSION_FORM.format(name="jax"))
-_CAPITALIZED_VERSION = re.compile(_VERSION_FORM.format(name="J(?:ax|AX)"))
-# The "J"s tried one by one before ``re`` searches the rest of the paste for the capitalized.
-MAX_CAPITALS_FOUND = 64
-_RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
 # Lines between a frame and its exception: the source line, carets, JAX's separators.
 MAX_FRAME_TAIL = 6
 # Paths and frame lines as printed, and sets of releases, each remembered with what it reads as.
@@ -127,33 +106,6 @@ class Site:
     message: str
 
 
-class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
-    """One line of the paste that says which releases it comes from."""
-
-    # "frame" (a frame on a site's line), "function" (a frame elsewhere in its function),
-    # "version", or "wording" (a matched message as only some releases' sites printed it)
-    kind: str
-    line: int  # the pasted line's number with ``origins``, else the index into the lines read
-    text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
-    releases: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ReleaseReading:
-    """The releases the paste can come from, and why; ``used`` is the one matching follows."""
-
-    releases: tuple[str, ...]  # oldest first; empty when nothing in the paste tells
-    span: str  # "0.8.0–0.8.1", "0.4.31, 0.5.0–0.5.2"
-    frames: int  # JAX frames that agree with ``releases``
-    evidence: tuple[Evidence, ...]
-    given: str | None  # the user's jaxVersion
-    used: str | None  # the user's, else the newest release the paste allows
-    contradiction: str | None  # the user's version against the paste's, or the paste's own
-    # A version the paste names that is no mined release (a nightly newer than the newest),
-    # and the release followed in its place.
-    outside: str | None = None
-
-
 @dataclass(frozen=True)
 class RaisePoint:
     """A mined site the exception's last frame points at, or the paste quotes, with why; or
@@ -177,17 +129,6 @@ class Calling(NamedTuple):
 
     frames: tuple[Frame, ...]
     user_source: str | None
-
-
-class Worded(NamedTuple):
-    """A message matched in the paste, as ``FrameIndex.dated`` reads its releases from it."""
-
-    line: int  # the pasted line's number
-    text: str  # the wording's words that matched: the pattern's longest literal
-    record_ids: tuple[str, ...]  # the record matched, then the others the message fits
-    # Of each wording of the record that reads the message, the last release printing it;
-    # None: today's
-    untils: tuple[str | None, ...]
 
 
 class SourceSite(NamedTuple):
@@ -221,7 +162,7 @@ class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     paste_line: int
 
 
-class _SourceLine(NamedTuple):
+class SourceLine(NamedTuple):
     """A frame's source line, as far as it tells which site's statement raised."""
 
     raised_class: str | None  # ``raise ValueError(…)``'s; None for a helper's or no raise
@@ -230,7 +171,7 @@ class _SourceLine(NamedTuple):
     asserted_start: str | None  # what a multi-line assert's first line shows, spaces out
 
     @classmethod
-    def read(cls, text: str) -> _SourceLine:
+    def read(cls, text: str) -> SourceLine:
         raised = _RAISED.match(text)
         raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
         if raised_class is not None and not spelled_as_class(raised_class):
@@ -258,7 +199,7 @@ class _SourceLine(NamedTuple):
         return self.raised_class is not None and self.raised_class != site.error_class
 
 
-class _PlacedFrame(NamedTuple):
+class PlacedFrame(NamedTuple):
     """A frame's line as the index reads it: the frame, and the releases it names."""
 
     file: str
@@ -276,7 +217,7 @@ _PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
 # A path into JAX's internals, which no user's code is in.
 _JAX_INTERNAL = re.compile(r"(?<![^/\\])(?:jax[/\\]_src|jaxlib)[/\\]")
 
-_UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
+_UNREAD = PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
 # Mosaic TPU's compiler in JAX's source; its passes left for libtpu after 0.8.1.
 LIBTPU_COMPILER = "jaxlib/mosaic/dialect/tpu/"
 
@@ -317,7 +258,7 @@ class FrameIndex:
         self._cpp_newest_read = self._cpp_unread and (self._cpp_unread & -self._cpp_unread) >> 1
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
-        self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
+        self._placed: dict[str, PlacedFrame | None] = {}  # a frame's line as printed
 
     @classmethod
     def load(cls, path: Path = FRAME_INDEX_FILE, functions: Path = FUNCTIONS_FILE) -> FrameIndex:
@@ -365,7 +306,7 @@ class FrameIndex:
         for _site, site_mask in self.sites_at(frame):
             raising |= site_mask
         mask = spanning & ~raising or spanning
-        mask = mask & self._mask_of(possible) or mask
+        mask = mask & self.mask_of(possible) or mask
         if not mask:
             return None
         chosen = _nearest(mask, self.mask(release) if release else 0)
@@ -374,7 +315,7 @@ class FrameIndex:
     def backends_shown(self, lines: Sequence[str], numbers: Collection[int]) -> frozenset[str]:
         """The backends (``mosaic_gpu``, ``triton``, ``tpu``, ``core``) whose mined files the
         frames among ``lines[numbers]`` stand in."""
-        return frozenset(backend_of(frame.file) for _, frame in self._placed_frames(lines, numbers))
+        return frozenset(backend_of(frame.file) for _, frame in self.placed_frames(lines, numbers))
 
     def quoted_sites(self, lines: Sequence[str]) -> frozenset[str]:
         """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's
@@ -466,7 +407,7 @@ class FrameIndex:
         """A test of a record: whether none of ``releases`` has a site of it, nor prints it
         as a later release may print a C++ diagnostic; ``False`` where nothing tells (a
         record without a site, no mined release among them)."""
-        asked = self._mask_of(releases)
+        asked = self.mask_of(releases)
 
         def outside(record_id: str) -> bool:
             may = self._site_mask(record_id) | self.wording_releases(record_id, None)
@@ -548,63 +489,17 @@ class FrameIndex:
     def _compiled_ids(self) -> frozenset[str]:
         return frozenset(site.record_id for site, _ in self._compiled)
 
-    def dated(self, reading: ReleaseReading, worded: Sequence[Worded]) -> ReleaseReading:
-        """``reading`` narrowed by the messages matched: a site's wording was printed by some
-        releases only, and a site stands in some releases only. A message that fits a record
-        without a site (curated knowledge alone) tells nothing; one that leaves no release
-        the frames and versions read is reported, and they are kept."""
-        if reading.outside is not None:  # the paste names a release errata has not mined
-            return reading
-        everything = (1 << len(self.releases)) - 1
-        allowed = read = self._mask_of(reading.releases) or everything
-        evidence = list(reading.evidence)
-        contradiction = reading.contradiction
-        for message in worded:
-            mask = self._printing(message)
-            if not mask:
-                continue
-            if not allowed & mask:
-                contradiction = contradiction or (
-                    f"the paste reads {runs(self.names(allowed))} but its message's wording "
-                    f"was printed in {runs(self.names(mask))}"
-                )
-            elif allowed & mask != allowed:
-                allowed &= mask
-                evidence.append(Evidence("wording", message.line, message.text, self.names(mask)))
-        if allowed == read:
-            if contradiction == reading.contradiction:
-                return reading
-            return replace(reading, contradiction=contradiction)
-        releases = self.names(allowed)
-        given = reading.given
-        if given is not None and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
-        return replace(
-            reading,
-            releases=releases,
-            span=runs(releases),
-            evidence=tuple(evidence),
-            used=given or releases[-1],
-            contradiction=contradiction,
-        )
-
-    def _printing(self, message: Worded) -> int:
-        """The releases that may have printed the message; none where a record it fits has
-        no site, since that record may come from any release."""
-        mask = 0
-        for record_id in message.record_ids:
-            printed = 0
-            for until in message.untils:
-                printed |= self.wording_releases(record_id, until)
-                if until is None:
-                    printed |= self._read_alike.get(record_id, 0)
-            if not printed:
-                return 0
-            mask |= printed
-        return mask
-
-    def _mask_of(self, releases: Iterable[str]) -> int:
+    def mask_of(self, releases: Iterable[str]) -> int:
         return union(self.mask(release) for release in releases)
+
+    def rows_at(self, file: str, line: int) -> Sequence[list[int]]:
+        """The sites on a line of ``file``, of whichever function, as [site number,
+        releases with it there]."""
+        return self._lines.get(file, {}).get(str(line), ())
+
+    def read_alike(self, record_id: str) -> int:
+        """The releases of the record's older wordings that its current pattern reads too."""
+        return self._read_alike.get(record_id, 0)
 
     @cached_property
     def _sites_by_record(self) -> dict[str, Site]:
@@ -625,12 +520,12 @@ class FrameIndex:
         """The frames among ``lines[numbers]`` whose file is one with mined sites."""
         return [
             Frame(placed.file, placed.line, placed.function, number)
-            for number, placed in self._placed_frames(lines, numbers)
+            for number, placed in self.placed_frames(lines, numbers)
         ]
 
-    def _placed_frames(
+    def placed_frames(
         self, lines: Sequence[str], numbers: Collection[int]
-    ) -> list[tuple[int, _PlacedFrame]]:
+    ) -> list[tuple[int, PlacedFrame]]:
         """``frames``, each with what the index says of it, in paste order."""
         placed = self._placed
         found = []
@@ -659,7 +554,7 @@ class FrameIndex:
                 found.append((number, frame))
         return found
 
-    def _place(self, text: str) -> _PlacedFrame | None:
+    def _place(self, text: str) -> PlacedFrame | None:
         """The frame a line shows if its file is one mined, with the releases it names;
         remembered by the line's text, since tracebacks repeat frames and pastes share JAX's."""
         match = _INDENTED_FRAME.match(text)
@@ -673,7 +568,7 @@ class FrameIndex:
             mask = mask or self._spanning(frame)
             shown = f"{frame.file}:{frame.line} {frame.function}".rstrip()
             machinery = frame.file.startswith(FRAME_SCOPE)
-            placed = _PlacedFrame(
+            placed = PlacedFrame(
                 frame.file, frame.line, frame.function, shown, kind, mask, machinery
             )
         if len(self._placed) >= MAX_REMEMBERED:
@@ -765,14 +660,14 @@ class FrameIndex:
         # The releases the paste reads, where the frame's function spans its line in one:
         # a frame of another release than the rest (a paste put together) keeps its own.
         spanning = self._spanning(frame)
-        read = self._mask_of(possible)
+        read = self.mask_of(possible)
         if not spanning & read:
             read = 0
         for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
             on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
         ranked: list[tuple[int, int, int, str | None]] = []
         fallback: list[tuple[int, int, int, str | None]] = []
-        statement = _SourceLine.read(source)
+        statement = SourceLine.read(source)
         # A frame whose function is not printed is known by the sites on its line.
         if frame.function:
             candidates = self._function_sites.get((frame.file, frame.function), [])
@@ -933,141 +828,6 @@ class FrameIndex:
                 return path[start:]
         return None
 
-    def read(
-        self,
-        lines: Sequence[str],
-        frame_lines: Collection[int],
-        given: str | None,
-        origins: Sequence[int] | None = None,
-    ) -> ReleaseReading:
-        """The releases the paste can come from, by its JAX frames and the versions it
-        names; ``given`` (the user's) wins, and disagreeing with the paste is reported.
-        Evidence points at ``origins[n]`` for line ``n`` (the pasted line), if given."""
-        evidence: list[Evidence] = []
-        masks: list[int] = []
-        seen: set[str] = set()
-        # JAX's machinery (jit, lowering) dates a paste only where nothing else of JAX's does:
-        # the frames of Pallas a traceback holds already do, and are read for less.
-        placed = self._placed_frames(lines, frame_lines)
-        read = [(n, frame) for n, frame in placed if frame.mask and not frame.machinery]
-        for number, frame in read or [(n, frame) for n, frame in placed if frame.mask]:
-            if frame.text in seen:  # a frame printed again (recursion) tells nothing new
-                continue
-            seen.add(frame.text)
-            mask = frame.mask
-            if frame.kind == "frame" and number + 1 < len(lines):
-                mask = self._as_its_source_shows(frame, lines[number + 1].strip())
-            masks.append(mask)
-            line = origins[number] if origins else number
-            evidence.append(Evidence(frame.kind, line, frame.text, self.names(mask)))
-        everything = (1 << len(self.releases)) - 1
-        best, agreeing = _most_agreed(masks, everything)
-        stated, unmined = self._stated(lines, evidence, origins)
-        contradiction = None
-        if stated:
-            if masks and not stated & best:
-                contradiction = (
-                    f"the paste names {runs(self.names(stated))} but its frames read "
-                    f"{runs(self.names(best))}"
-                )
-            best = stated
-        releases = self.names(best) if (masks or stated) else ()
-        used = given
-        if given is None and releases:
-            used = releases[-1]
-        elif given is not None and releases and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
-        outside = None
-        if unmined:
-            version, release = unmined[0]
-            used = used or self._stand_in(release)
-            outside = f"the paste names jax {version}, {self._placing(release)}; "
-            outside += f"the answer follows {used}"
-        return ReleaseReading(
-            releases,
-            runs(releases),
-            agreeing,
-            tuple(evidence),
-            given,
-            used,
-            contradiction,
-            outside,
-        )
-
-    def _as_its_source_shows(self, frame: _PlacedFrame, source: str) -> int:
-        """The releases of a frame on a site's line in which that line holds the statement
-        the frame's source line shows, where several sites stood there in turn (an assert
-        in some releases, the one above it in others); all of them where it tells none."""
-        here = self._lines.get(frame.file, {}).get(str(frame.line), ())
-        if len(here) < 2:  # one site's line in every release that has one there
-            return frame.mask
-        statement = _SourceLine.read(source)
-        shown = 0
-        for number, mask in here:
-            site = self.sites[number]
-            if statement.shows(site) or statement.raised_class == site.error_class:
-                shown |= mask
-        return shown & frame.mask or frame.mask
-
-    def _stand_in(self, release: str) -> str:
-        """The mined release closest below an unmined ``release``, whose wordings and lines
-        are the likeliest to be its own; the oldest mined for an older one."""
-        below = [r for r in self.releases if release_key(r) <= release_key(release)]
-        return below[-1] if below else self.releases[0]
-
-    def _placing(self, release: str) -> str:
-        """Where an unmined ``release`` stands against the mined ones."""
-        if release_key(release) > release_key(self.releases[-1]):
-            return f"newer than {self.releases[-1]}, the newest release mined"
-        if release_key(release) < release_key(self.releases[0]):
-            return f"older than {self.releases[0]}, the oldest release mined"
-        return "not a release mined"
-
-    def _stated(
-        self, lines: Sequence[str], evidence: list[Evidence], origins: Sequence[int] | None
-    ) -> tuple[int, list[tuple[str, str]]]:
-        """The releases the paste spells out (``jax==0.9.2``), a development version read
-        as the release it numbers; and, in paste order, the versions it names that are no
-        mined release (``jax 0.11.1.dev20260814``, newer than any)."""
-        mask = 0
-        unmined: list[tuple[str, str]] = []  # (the version as named, its release)
-        text = "\n".join(lines)
-        line = position = 0
-        for found in _versions_named(text):
-            if found.start() and (
-                text[found.start() - 1].isalnum() or text[found.start() - 1] in "_.-"
-            ):
-                continue  # part of a longer name: "myjax==1.0.0", "pjax-0.1.0"
-            line += text.count("\n", position, found.start())
-            position = found.start()
-            release = _release_of(found["version"])
-            if release is None:
-                continue
-            bit = self.mask(release)
-            mask |= bit
-            if not bit:
-                unmined.append((found["version"], release))
-            shown = f"{found['package'].lower()} {found['version']}"
-            shown_at = origins[line] if origins else line
-            evidence.append(Evidence("version", shown_at, shown, (release,) if bit else ()))
-        return mask, unmined
-
-
-def _versions_named(text: str) -> list[re.Match[str]]:
-    """Every version ``text`` names, in the order it names them."""
-    named = list(_VERSION.finditer(text))
-    in_lower_case = len(named)
-    at = text.find("J")
-    for _ in range(MAX_CAPITALS_FOUND):
-        if at == -1:
-            break
-        if (found := _CAPITALIZED_VERSION.match(text, at)) is not None:
-            named.append(found)
-        at = text.find("J", at + 1)
-    else:  # a paste full of capitals: ``re`` searches the rest in one call
-        named.extend(_CAPITALIZED_VERSION.finditer(text, at))
-    return named if len(named) == in_lower_case else sorted(named, key=re.Match.start)
-
 
 @lru_cache(maxsize=MAX_REMEMBERED)
 def _statement_keys(statement: str) -> tuple[tuple[str, str], ...]:
@@ -1142,34 +902,6 @@ def _function_above(lines: Sequence[str], below: int) -> str:
     return function
 
 
-def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
-    """The releases most frames agree with, and how many frames agree with them.
-
-    Each release's count is kept in binary across bit planes (plane ``k`` holds bit ``k``
-    of every release's count), so a frame's mask is added with a carry through a few
-    planes instead of a step per release.
-    """
-    if not masks:
-        return everything, 0
-    planes: list[int] = []
-    named = 0  # releases some frame names
-    for mask in masks:
-        named |= mask
-        carry = mask
-        for k, plane in enumerate(planes):
-            planes[k], carry = plane ^ carry, plane & carry
-            if not carry:
-                break
-        if carry:
-            planes.append(carry)
-    best, top = named, 0
-    for k in reversed(range(len(planes))):  # the highest count, its bits from the top down
-        if best & planes[k]:
-            best &= planes[k]
-            top |= 1 << k
-    return best, top
-
-
 def _assertion(source: str) -> tuple[str | None, str | None]:
     """What ``source`` (``assert <condition>[, message]``) asserts: its condition as the
     miner unparses it (``all((x for x in y))``), or, of a multi-line assert cut after its
@@ -1198,13 +930,6 @@ def _unparsed(expression: str) -> str | None:
         return ast.unparse(ast.parse(expression, mode="eval").body)
     except (SyntaxError, *_TOO_DEEP):
         return None
-
-
-def _release_of(version: str) -> str | None:
-    """The release a version numbers, its development suffix dropped: ``0.12.0.2.dev…``
-    is 0.12.0.2, a release after 0.12.0.1, not the 0.12.0 its first three parts name."""
-    found = _RELEASE_PART.match(version)
-    return None if found is None else found[0]
 
 
 @cache

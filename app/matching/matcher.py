@@ -35,11 +35,10 @@ from app.matching.frames import (
     Frame,
     FrameIndex,
     RaisePoint,
-    ReleaseReading,
-    Worded,
 )
 from app.matching.index import AnyIndex, Hit, PatternEntry, wording_until
 from app.matching.normalize import NormalizedPaste, normalize
+from app.matching.release import ReleaseReading, Worded, date_by_wording, read_release
 from app.matching.tracebacks import (
     STAGING_WRAPPER,
     ExceptionRecord,
@@ -219,7 +218,7 @@ def match_paste(
     reading = read_exceptions(paste.lines)
     release = None
     if frames is not None:
-        release = frames.read(paste.lines, reading.structure, jax_version, paste.origins)
+        release = read_release(frames, paste.lines, reading.structure, jax_version, paste.origins)
         jax_version = release.used
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
@@ -306,7 +305,7 @@ def match_paste(
     )
     if frames is not None and release is not None:
         worded = [w for m in matches if (w := _worded(m, index)) is not None]
-        release = frames.dated(release, worded)
+        release = date_by_wording(frames, release, worded)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)

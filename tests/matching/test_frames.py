@@ -22,14 +22,13 @@ from app.knowledge.mining import MINED_SITES
 from app.knowledge.public_names import MINED_API
 from app.matching.frames import (
     LIBTPU_COMPILER,
-    MAX_CAPITALS_FOUND,
     MAX_REMEMBERED,
     FrameIndex,
-    _most_agreed,
+    SourceLine,
     _nearest,
-    _SourceLine,
 )
 from app.matching.matcher import match_paste
+from app.matching.release import MAX_CAPITALS_FOUND, _most_agreed
 
 from .catalog import TRACEBACKS, catalog_index, everything, fixture_text
 
@@ -385,7 +384,7 @@ def test_a_statement_deeper_than_pythons_parser_goes_names_no_site(expression: s
     index = FrameIndex.load()
     assert index.quoted_sites([f"assert {expression}"]) == frozenset()
     assert index.quoted_sites([f"raise ValueError({expression})"]) == frozenset()
-    shown = _SourceLine.read(f"assert {expression}")
+    shown = SourceLine.read(f"assert {expression}")
     assert not any(shown.shows(site) for site in index.sites if site.kind == "assert")
 
 
