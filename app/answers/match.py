@@ -33,8 +33,9 @@ from app.engines.mosaic_gpu.versions import MODELLED
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
-from app.matching.frames import Frame, FrameIndex, RaisePoint, SourceSite
+from app.matching.frames import Frame, FrameIndex, SourceSite
 from app.matching.matcher import MAX_EXCEPTIONS_READ
+from app.matching.raise_points import RaisePoint
 from app.matching.release import ReleaseReading
 from app.matching.values import UserFrame
 

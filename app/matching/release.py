@@ -20,7 +20,8 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from app.jaxref.releases import release_key, runs
-from app.matching.frames import FrameIndex, PlacedFrame, SourceLine
+from app.matching.frames import FrameIndex, PlacedFrame
+from app.matching.raise_points import SourceLine
 
 # "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
 # "jax-0.7.2.dist-info", "jax_version='0.8.1'", pip's "jax[cuda12]==0.4.31", "jax (0.4.31)",
