@@ -50,35 +50,10 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         site = facts["site"]
         history = facts.get("messageHistory") or []
         if len(history) > 1:
-            wordings[record_id] = [
-                [wording["until"], _releases_printing(wording, facts["releases"], bit)]
-                for wording in history
-            ]
-            pattern = facts.get("matchPattern")
-            if pattern:
-                reads = compile_pattern(pattern).search
-                alike = union(
-                    mask
-                    for wording, (_, mask) in zip(history[:-1], wordings[record_id], strict=False)
-                    if reads(wording["errorMessage"])
-                )
-                if alike:
-                    read_alike[record_id] = alike
-        newest = (facts["filePath"], site["function"], site.get("condition") or "")
-        # place (and an assert's condition there) → line → releases
-        places: dict[tuple[str, str | None, str], dict[int, int]] = {}
-        for entry in facts["releases"]:
-            if entry["release"] in bit:
-                place = (
-                    entry.get("filePath", newest[0]),
-                    entry.get("function", newest[1]),
-                    entry.get("condition", newest[2]),
-                )
-                releases_at = places.setdefault(place, {})
-                line = entry["lineNumber"]
-                releases_at[line] = releases_at.get(line, 0) | bit[entry["release"]]
-        for place, lines_there in sorted(places.items(), key=lambda p: p[0] == newest):
-            file, function, condition = place
+            wordings[record_id], alike = _wordings(history, facts, bit)
+            if alike:
+                read_alike[record_id] = alike
+        for (file, function, condition), lines_there in _places(facts, bit):
             row = [
                 record_id,
                 file,
@@ -108,6 +83,49 @@ def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
         # Releases after the newest whose C++ was read: mined from their wheels.
         "cppUnread": releases[cpp_read.bit_length() :] if cpp_read else [],
     }
+
+
+def _wordings(
+    history: list[dict[str, str]], facts: dict[str, Any], bit: dict[str, int]
+) -> tuple[list[list[Any]], int]:
+    """Each wording of a reworded site's message, as [the last release printing it, the
+    releases that printed it]; and the releases of its older wordings that its pattern of
+    today reads too."""
+    printing: list[list[Any]] = [
+        [wording["until"], _releases_printing(wording, facts["releases"], bit)]
+        for wording in history
+    ]
+    pattern = facts.get("matchPattern")
+    if not pattern:
+        return printing, 0
+    reads = compile_pattern(pattern).search
+    alike = union(
+        mask
+        for wording, (_, mask) in zip(history[:-1], printing, strict=False)
+        if reads(wording["errorMessage"])
+    )
+    return printing, alike
+
+
+def _places(
+    facts: dict[str, Any], bit: dict[str, int]
+) -> list[tuple[tuple[str, str | None, str], dict[int, int]]]:
+    """Each place a site stood in (its file, function, and an assert's condition there),
+    with the releases on each of its lines there; the site's newest place last."""
+    site = facts["site"]
+    newest = (facts["filePath"], site["function"], site.get("condition") or "")
+    places: dict[tuple[str, str | None, str], dict[int, int]] = {}
+    for entry in facts["releases"]:
+        if entry["release"] in bit:
+            place = (
+                entry.get("filePath", newest[0]),
+                entry.get("function", newest[1]),
+                entry.get("condition", newest[2]),
+            )
+            releases_at = places.setdefault(place, {})
+            line = entry["lineNumber"]
+            releases_at[line] = releases_at.get(line, 0) | bit[entry["release"]]
+    return sorted(places.items(), key=lambda p: p[0] == newest)
 
 
 def _releases_printing(
