@@ -514,13 +514,13 @@ def mine_releases_command(
 ) -> None:
     """Mine every release of data/jax-releases.json into one dataset (ids kept); a release
     the git repository lacks is read from its wheel, without its C++."""
+    from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
     from app.jaxref.scope import SourceTreeError
     from app.knowledge.calls import MINED_CALLS
-    from app.knowledge.functions import FUNCTIONS_FILE
+    from app.knowledge.frame_index import write_frame_index
     from app.knowledge.lowering import MINED_RULES
     from app.knowledge.mining import MINED_SITES, mine_releases
     from app.knowledge.public_names import MINED_API
-    from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sites, rules = out or MINED_SITES, rules_out or MINED_RULES
     functions = rules.with_name(FUNCTIONS_FILE.name)
@@ -553,7 +553,9 @@ def mine_api_command(
     written for another release meets (reading a missing name, calling with another
     release's arguments). Written to data/mined/, they are also dated in
     data/frame-index.json."""
+    from app.jaxref.files import FRAME_INDEX_FILE
     from app.knowledge.calls import KEYWORDS_FILE, MINED_CALLS, call_records, keyword_index
+    from app.knowledge.frame_index import write_frame_index
     from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
     from app.knowledge.public_names import (
         MINED_API,
@@ -563,7 +565,6 @@ def mine_api_command(
         write_api_records,
     )
     from app.knowledge.signatures import mine_signatures
-    from app.matching.frames import FRAME_INDEX_FILE, write_frame_index
 
     sources = _release_sources(git_dir, wheels)
     mined = mine_api(sources)

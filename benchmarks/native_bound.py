@@ -36,6 +36,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from app.matching import PatternIndex, match_paste, matcher
 from app.matching.frames import FrameIndex
 from app.matching.normalize import NormalizedPaste, normalize
+from app.matching.release import read_release
 from app.matching.tracebacks import read_exceptions
 from benchmarks import corpus
 from benchmarks.match import NaiveIndex, _machine, _Recorder, figures, timed
@@ -104,7 +105,7 @@ def _measure(
     steps = [
         median(lambda: normalize(text)),
         median(lambda: read_exceptions(paste.lines)),
-        median(lambda: frames.read(paste.lines, reading.structure, None)),
+        median(lambda: read_release(frames, paste.lines, reading.structure, None)),
         median(lambda: index.search(paste.lines)),
         copying,
     ]

@@ -15,7 +15,9 @@ from app.engines.mosaic_gpu.versions import MODELLED
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
-from app.matching.frames import Frame, FrameIndex, RaisePoint, ReleaseReading, SourceSite
+from app.matching.frames import Frame, FrameIndex, SourceSite
+from app.matching.raise_points import RaisePoint
+from app.matching.release import ReleaseReading
 from app.matching.values import UserFrame
 from app.schemas.answers import MemoryOut
 from app.schemas.compute import (

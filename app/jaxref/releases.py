@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -86,6 +87,15 @@ def runs(releases: tuple[str, ...]) -> str:
         else:
             found.append([release])
     return ", ".join(run[0] if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in found)
+
+
+def union(masks: Iterable[int]) -> int:
+    """The releases in any of ``masks``, bit masks over a table of releases (bit ``n`` the
+    ``n``-th oldest), as the frame index and the function spans count them."""
+    releases = 0
+    for mask in masks:
+        releases |= mask
+    return releases
 
 
 def span(releases: list[str]) -> str:

@@ -18,8 +18,6 @@ from pathlib import Path
 
 from app.jaxref.scope import FRAME_SCOPE, PYTHON_SCOPE, parse_python, python_files
 
-FUNCTIONS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-functions.json"
-
 Spans = dict[str, dict[str, list[tuple[int, int]]]]  # file → function → (first, last line)
 
 

@@ -1,121 +1,45 @@
-"""Which JAX release a paste comes from, read from its frames and the versions it names.
+"""Where each JAX release put its error sites and functions, and the frames a paste shows.
 
-Each release puts its error sites and its functions at known lines (the mined dataset, and
-``data/jax-functions.json``), so a traceback's JAX frames narrow down the releases it can
-come from: a frame on a site's line names the releases with that site at that line, any
-other frame the releases whose function of its name spans its line. Versions the paste
-spells out (``jax==0.9.2``, ``jaxlib 0.10.0.dev20260101``, ``site-packages/jax-0.7.2``) are
-read too, and a version the user gives wins over all of it.
+``FrameIndex`` answers lookups by file and line: the mined sites on a frame's line in each
+release (the mined dataset), and the releases whose function of a frame's name spans its
+line (``data/jax-functions.json``). It parses the frames a traceback prints (Python's,
+IPython's and pytest's forms), places each against those tables, and links a record's site
+or a frame's line to the source one release shipped. What the frames say is weighed
+elsewhere: the release a paste comes from in ``release``, the site that raised in
+``raise_points``.
 
 The index is derived from ``data/mined/jax-sites.jsonl`` (and the releases raising each
 error of Pallas's public API: ``data/mined/jax-api.jsonl``, ``jax-calls.jsonl``) and
-committed as ``data/frame-index.json`` (rebuilt by ``write_frame_index``), so a process loads
-it in a fraction of a second rather than parsing 20 MB of records.
+committed as ``data/frame-index.json`` (rebuilt by ``knowledge.frame_index``), so a process
+loads it in a fraction of a second rather than parsing 20 MB of records.
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
-from functools import cache, cached_property, lru_cache
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache, cached_property
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import orjson
 
-from app.jaxref.releases import release_commits, release_key, runs, source_url
+from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
+from app.jaxref.releases import release_commits, source_url, union
 from app.jaxref.scope import FRAME_SCOPE, backend_of
-from app.jaxref.templates import compile_pattern
-from app.knowledge.functions import FUNCTIONS_FILE
-from app.knowledge.python_source import mine_file, spelled_as_class
-from app.matching.tracebacks import IPYTHON_SOURCE_LINE
-
-FRAME_INDEX_FILE = Path(__file__).resolve().parents[2] / "data" / "frame-index.json"
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants",
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)", and pytest's
 # "/x/jax/_src/pallas/core.py:770: in check_invariants" or, after the source and E lines of
 # the frame that raised, "/x/jax/_src/pallas/core.py:770: ValueError" (no function).
-_INDENTED_FRAME = re.compile(
+INDENTED_FRAME = re.compile(
     r'\s*(?:File (?:"(?P<path>[^"\n]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)'
     r"|(?P<ipath>[^\s,]+):(?P<iline>\d+), in (?P<ifunction>[\w<>.]+))"
     r"|(?P<ppath>\S+?\.py):(?P<pline>\d+):(?: in (?P<pfunction>[\w<>.]+)| [\w.]+)?\s*$)"
 )
-# "jax==0.9.2", "jax 0.9.2", "jax version 0.9.2", "jax: 0.9.2", "jaxlib-0.10.0.dev20260101",
-# "jax-0.7.2.dist-info", "jax_version='0.8.1'", pip's "jax[cuda12]==0.4.31", "jax (0.4.31)",
-# and in prose "JAX 0.4.30", "JAX version: 0.4.26", "Jax 0.4.33".
-# It starts with its literal, so that ``re`` looks for "jax" and nothing else between, then
-# looks at one character: in a path ("jax/_src") or a module ("jax._src") it is soon passed.
-# A pattern for any case of "jax" has no literal to look for: over a 20 KB traceback it took
-# 0.30 ms, against 0.02-0.04 ms. The capitalized names are tried where ``str.find`` finds a
-# "J", rare in a traceback: ``re``'s own search for it took as long as the whole pattern's.
-_VERSION_FORM = (
-    r"(?P<package>{name}(?=[lL _vV=:\s\[(-]|\.__version__)(?:lib|LIB)?)"
-    r"(?:\[[\w,.-]{{1,64}}\])?"  # pip's extras
-    r"(?:[ _-]?(?:version|Version|VERSION)|\.__version__\)?)?"
-    r"(?:\s*(?:==|=|:|\s|\()\s*|-)['\"]?v?"
-    r"(?P<version>\d{{1,6}}\.\d{{1,6}}\.\d{{1,6}}(?:\.\d{{1,6}})?"
-    r"(?:\.?dev\w{{0,32}}|rc\d{{1,6}})?)(?!\d)"
-)
-_VERSION = re.compile(_VERSION_FORM.format(name="jax"))
-_CAPITALIZED_VERSION = re.compile(_VERSION_FORM.format(name="J(?:ax|AX)"))
-# The "J"s tried one by one before ``re`` searches the rest of the paste for the capitalized.
-MAX_CAPITALS_FOUND = 64
-_RELEASE_PART = re.compile(r"\d+(?:\.\d+){2,3}")
-# Lines between a frame and its exception: the source line, carets, JAX's separators.
-MAX_FRAME_TAIL = 6
 # Paths and frame lines as printed, and sets of releases, each remembered with what it reads as.
 MAX_REMEMBERED = 4096
-# A printed source line must show this much of an assert's condition to be taken for it.
-MIN_CONDITION = 8
-# A ``raise`` or ``assert`` shown as source: in a traceback, a diff (``-``, ``+``), pytest's
-# failing line (``>``) or a quote (``> ``).
-STATEMENT = re.compile(r"[\s>+-]*(?=raise\s+[\w.]+\s*\(|assert\s)")
-# Lines a statement shown as source may span (a message built over several lines), and the
-# most characters it is read in: JAX's longest ``raise`` is far shorter, and a paste is
-# anybody's text.
-MAX_STATEMENT_LINES = 8
-MAX_STATEMENT_CHARS = 4000
-# A quoted statement outside a traceback names JAX's site only when its message (or an
-# assert's condition) is this long: ``raise ValueError("bad shape")`` may be anybody's.
-MIN_QUOTED = 20
-# The class a frame's source line raises, guarded on the same line or not
-# (``if num_extensive: raise NotImplementedError``, ``raise ValueError(f"…")``).
-_RAISED = re.compile(r"(?:if\s+(?P<guard>.+?):\s*)?raise\s+(?P<cls>[\w.]+)")
-# Why Python raised on a line of JAX's that raises nothing, where the message's first lines
-# tell more than its class: what they say, and what it means ({caller}: the frame's function).
-_WHY_RAISED = (
-    # pybind11's words for a function of a compiled module called with arguments it does not
-    # take, and the signatures it takes: one of jaxlib's, called by a jax of another build.
-    (
-        re.compile(
-            r"(?P<function>\w+)\(\): incompatible function arguments\. The following argument "
-            r"types are supported:\s+1\. \(self: jaxlib\."
-        ),
-        "jaxlib's compiled {function} takes other arguments than JAX's {caller} passes it (the "
-        "signatures listed are jaxlib's): the jax and jaxlib installed are of different builds "
-        "(jax-ml/jax#17311: jax 0.4.15 with a jaxlib nightly). Install both at one release, "
-        "pip install -U jax jaxlib (with the extra of your accelerator, such as 'jax[cuda12]')",
-    ),
-    # MLIR's verifier on the kernel's body, the error located at a jaxpr equation
-    # (``error: "/swap[tree=…]"(callsite(…``), its diagnostic after the location.
-    (
-        re.compile(r"Verification failed:\s*error: \"/(?P<primitive>\w+)"),
-        "MLIR's verifier rejected the IR that JAX's {caller} built for the kernel's {primitive} "
-        "equation; the diagnostic after the location names the op and what it refused. In TPU "
-        "kernels it is most often a scalar where a vector belongs: pl.program_id(0) or a value "
-        "read from SMEM stored into a VMEM ref (jax-ml/jax#22817), or math on such a scalar "
-        "(jax-ml/jax#20046). Keep scalars in SMEM refs (pltpu.SMEM), or compute and store "
-        "vectors: jnp.full(o_ref.shape, x, o_ref.dtype)",
-    ),
-)
-MAX_SAID_LINES = 3  # lines of a message read for what it tells (pybind11's signatures)
-# What Python's parser and ``ast.unparse`` raise for an expression nested deeper than they
-# go (``assert ------…1``): in a paste, that is no statement of JAX's.
-_TOO_DEEP = (RecursionError, MemoryError)
 
 
 @dataclass(frozen=True)
@@ -131,69 +55,6 @@ class Site:
     message: str
 
 
-class Evidence(NamedTuple):  # a tuple: a long traceback gives one per distinct JAX frame
-    """One line of the paste that says which releases it comes from."""
-
-    # "frame" (a frame on a site's line), "function" (a frame elsewhere in its function),
-    # "version", or "wording" (a matched message as only some releases' sites printed it)
-    kind: str
-    line: int  # the pasted line's number with ``origins``, else the index into the lines read
-    text: str  # what was read: "jax/_src/pallas/core.py:770 check_invariants", "jax==0.9.2"
-    releases: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class ReleaseReading:
-    """The releases the paste can come from, and why; ``used`` is the one matching follows."""
-
-    releases: tuple[str, ...]  # oldest first; empty when nothing in the paste tells
-    span: str  # "0.8.0–0.8.1", "0.4.31, 0.5.0–0.5.2"
-    frames: int  # JAX frames that agree with ``releases``
-    evidence: tuple[Evidence, ...]
-    given: str | None  # the user's jaxVersion
-    used: str | None  # the user's, else the newest release the paste allows
-    contradiction: str | None  # the user's version against the paste's, or the paste's own
-    # A version the paste names that is no mined release (a nightly newer than the newest),
-    # and the release followed in its place.
-    outside: str | None = None
-
-
-@dataclass(frozen=True)
-class RaisePoint:
-    """A mined site the exception's last frame points at, or the paste quotes, with why; or
-    the frame's own line, where no release has a site (Python's own error inside JAX)."""
-
-    record_id: str | None  # None: the frame's line, on no site
-    file: str
-    function: str
-    line: int  # the frame's line in JAX's source (a quote's: the newest quoting release's)
-    releases: tuple[str, ...]  # those with this site on that line (none: an unmined release)
-    paste_line: int  # the frame's (or the quoted statement's) line among the lines read
-    reason: str
-    # "quote": the paste shows the statement; "cut": the traceback ends at the frame, before
-    # its exception line
-    via: Literal["frame", "quote", "cut"] = "frame"
-
-
-class Calling(NamedTuple):
-    """What a traceback shows of a call of user code: JAX's frames after the user's last,
-    innermost first, and the source line printed under that frame of the user's."""
-
-    frames: tuple[Frame, ...]
-    user_source: str | None
-
-
-class Worded(NamedTuple):
-    """A message matched in the paste, as ``FrameIndex.dated`` reads its releases from it."""
-
-    line: int  # the pasted line's number
-    text: str  # the wording's words that matched: the pattern's longest literal
-    record_ids: tuple[str, ...]  # the record matched, then the others the message fits
-    # Of each wording of the record that reads the message, the last release printing it;
-    # None: today's
-    untils: tuple[str | None, ...]
-
-
 class SourceSite(NamedTuple):
     """A record's site as one release shipped it, and the link pinned to that commit."""
 
@@ -203,7 +64,7 @@ class SourceSite(NamedTuple):
     url: str
 
 
-def _nearest(releases: int, wanted: int) -> int:
+def nearest(releases: int, wanted: int) -> int:
     """The release of the mask ``releases`` nearest to ``wanted`` (a one-release mask):
     itself, else the newest older one, else the oldest newer one; the newest for none."""
     if releases & wanted:
@@ -225,44 +86,7 @@ class Frame(NamedTuple):  # a tuple: a long traceback makes hundreds
     paste_line: int
 
 
-class _SourceLine(NamedTuple):
-    """A frame's source line, as far as it tells which site's statement raised."""
-
-    raised_class: str | None  # ``raise ValueError(…)``'s; None for a helper's or no raise
-    guard: str | None  # ``if num_extensive: raise …``'s, as the miner unparses conditions
-    asserted: str | None  # an ``assert``'s condition, as the miner unparses conditions
-    asserted_start: str | None  # what a multi-line assert's first line shows, spaces out
-
-    @classmethod
-    def read(cls, text: str) -> _SourceLine:
-        raised = _RAISED.match(text)
-        raised_class = raised["cls"].rsplit(".", 1)[-1] if raised else None
-        if raised_class is not None and not spelled_as_class(raised_class):
-            raised_class = None  # a helper building the exception (``raise _unsupported(x)``)
-        guard = _unparsed(raised["guard"]) if raised and raised["guard"] else None
-        return cls(raised_class, guard, *_assertion(text))
-
-    def shows(self, site: Site) -> str | None:
-        """Why the line is ``site``'s statement, if it is."""
-        if site.kind == "assert" and self._asserts(site.condition):
-            return "the frame's source line is this assert's condition"
-        if site.kind == "raise" and self.guard is not None and site.condition == self.guard:
-            return f"the frame's source line is this raise, under `if {self.guard}:`"
-        return None
-
-    def _asserts(self, condition: str) -> bool:
-        if self.asserted is not None:
-            return condition == self.asserted
-        start = self.asserted_start
-        return start is not None and re.sub(r"\s+", "", condition).startswith(start)
-
-    def raises_other_than(self, site: Site) -> bool:
-        """Whether the line raises another class than ``site`` does: then it is not the
-        site's line in the release that printed it, whatever line the site has in others."""
-        return self.raised_class is not None and self.raised_class != site.error_class
-
-
-class _PlacedFrame(NamedTuple):
+class PlacedFrame(NamedTuple):
     """A frame's line as the index reads it: the frame, and the releases it names."""
 
     file: str
@@ -277,10 +101,8 @@ class _PlacedFrame(NamedTuple):
 # Where a path's ``jax/`` or ``jaxlib/`` may start: at its start or after a slash, which
 # the match leaves unread, so that a checkout's ``jax/jax/_src/...`` is tried at both.
 _PACKAGE_DIRECTORY = re.compile(r"(?<![^/])jax(?:lib)?/")
-# A path into JAX's internals, which no user's code is in.
-_JAX_INTERNAL = re.compile(r"(?<![^/\\])(?:jax[/\\]_src|jaxlib)[/\\]")
 
-_UNREAD = _PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
+_UNREAD = PlacedFrame("", 0, "", "", "", 0)  # a line not yet read, in ``FrameIndex._placed``
 # Mosaic TPU's compiler in JAX's source; its passes left for libtpu after 0.8.1.
 LIBTPU_COMPILER = "jaxlib/mosaic/dialect/tpu/"
 
@@ -317,11 +139,11 @@ class FrameIndex:
         # The releases whose C++ was not read (mined from wheels, which ship it compiled),
         # and the newest release whose C++ was: a diagnostic standing there may be printed
         # by those after it too.
-        self._cpp_unread = _union(self._bits[r] for r in data.get("cppUnread", ()))
+        self._cpp_unread = union(self._bits[r] for r in data.get("cppUnread", ()))
         self._cpp_newest_read = self._cpp_unread and (self._cpp_unread & -self._cpp_unread) >> 1
         self._names: dict[int, tuple[str, ...]] = {}
         self._paths: dict[str, str | None] = {}  # a path as printed → its file in JAX
-        self._placed: dict[str, _PlacedFrame | None] = {}  # a frame's line as printed
+        self._placed: dict[str, PlacedFrame | None] = {}  # a frame's line as printed
 
     @classmethod
     def load(cls, path: Path = FRAME_INDEX_FILE, functions: Path = FUNCTIONS_FILE) -> FrameIndex:
@@ -352,7 +174,7 @@ class FrameIndex:
         shipped = self._site_mask(record_id)
         if not shipped:
             return None
-        chosen = _nearest(shipped, self.mask(release) if release else 0)
+        chosen = nearest(shipped, self.mask(release) if release else 0)
         file, line, _ = next(entry for entry in placed if entry[2] & chosen)
         return _source_site(file, line, self.names(chosen)[0])
 
@@ -364,88 +186,28 @@ class FrameIndex:
         (``possible``; a frame's line is its own release's) whose function of the frame's
         name spans the line and holds no ``raise`` or ``assert`` there, from which no call
         goes on; ``None`` where no release's function spans it."""
-        spanning = self._spanning(frame)
+        spanning = self.spanning(frame)
         raising = 0
         for _site, site_mask in self.sites_at(frame):
             raising |= site_mask
         mask = spanning & ~raising or spanning
-        mask = mask & self._mask_of(possible) or mask
+        mask = mask & self.mask_of(possible) or mask
         if not mask:
             return None
-        chosen = _nearest(mask, self.mask(release) if release else 0)
+        chosen = nearest(mask, self.mask(release) if release else 0)
         return _source_site(frame.file, frame.line, self.names(chosen)[0])
 
     def backends_shown(self, lines: Sequence[str], numbers: Collection[int]) -> frozenset[str]:
         """The backends (``mosaic_gpu``, ``triton``, ``tpu``, ``core``) whose mined files the
         frames among ``lines[numbers]`` stand in."""
-        return frozenset(backend_of(frame.file) for _, frame in self._placed_frames(lines, numbers))
-
-    def quoted_sites(self, lines: Sequence[str]) -> frozenset[str]:
-        """The records whose ``raise`` or ``assert`` the paste shows as source (a frame's
-        source line, a diff, a code block), read as the miner reads JAX's: one message
-        raised at several sites is told apart by the statement the paste quotes."""
-        return frozenset(
-            self.sites[row].record_id
-            for _, key in self._statements(lines, range(len(lines)))
-            for row in self._sites_by_statement.get(key, ())
-        )
-
-    def quoted_points(self, lines: Sequence[str], numbers: Iterable[int]) -> list[RaisePoint]:
-        """The sites whose ``raise`` or ``assert`` lines ``numbers`` show as source, outside
-        any traceback (a code block of an issue, a diff): a paste may ask about a statement
-        of JAX's rather than show its error. Each is placed where the newest release with
-        that statement has it (an assert rewritten since, as the releases asserting what the
-        paste quotes had it). A statement of fewer than ``MIN_QUOTED`` characters (its
-        message, or an assert's condition) could as well be the user's own code."""
-        points = []
-        for number, key in self._statements(lines, numbers):
-            if len(key[1]) < MIN_QUOTED:
-                continue
-            places: dict[str, list[tuple[Site, str, int, int]]] = {}
-            for row in self._sites_by_statement.get(key, ()):
-                site = self.sites[row]
-                at = places.setdefault(site.record_id, [])
-                at.extend((site, file, line, mask) for file, line, mask in self._row_lines[row])
-            for record_id, at in places.items():
-                releases = _union(mask for *_, mask in at)
-                releases &= self.wording_releases(record_id, None)
-                if not releases:
-                    continue
-                newest = _nearest(releases, 0)
-                site, file, line, _ = next(place for place in at if place[3] & newest)
-                names = self.names(releases)
-                kind = "assert" if site.kind == "assert" else "raise"
-                reason = f"JAX {runs(names)} has this {kind}"
-                points.append(
-                    RaisePoint(record_id, file, site.function, line, names, number, reason, "quote")
-                )
-        return points
-
-    def _statements(
-        self, lines: Sequence[str], numbers: Iterable[int]
-    ) -> Iterator[tuple[int, tuple[str, str]]]:
-        """Each ``raise`` or ``assert`` starting on lines ``numbers``, read over the lines
-        it spans, as what tells its sites apart (``_statement_keys``)."""
-        for number in numbers:
-            text = lines[number]
-            start = STATEMENT.match(text)
-            if start is None:
-                continue
-            statement = text[start.end() :]
-            for following in lines[number + 1 : number + MAX_STATEMENT_LINES]:
-                if _statement_keys(statement) or len(statement) > MAX_STATEMENT_CHARS:
-                    break
-                marked = following[:1] in ("+", "-", ">")  # a diff's or pytest's mark
-                statement += "\n" + following[marked:]
-            for key in _statement_keys(statement):
-                yield number, key
+        return frozenset(backend_of(frame.file) for _, frame in self.placed_frames(lines, numbers))
 
     @cached_property
     def _sites_by_statement(self) -> dict[tuple[str, str], list[int]]:
         """("assert", condition) or (class, message template) → the rows of such sites."""
         table: dict[tuple[str, str], list[int]] = {}
         for row, site in enumerate(self.sites):
-            key = _site_key(site.kind, site.error_class, site.condition, site.message)
+            key = site_key(site.kind, site.error_class, site.condition, site.message)
             table.setdefault(key, []).append(row)
         return table
 
@@ -470,7 +232,7 @@ class FrameIndex:
         """A test of a record: whether none of ``releases`` has a site of it, nor prints it
         as a later release may print a C++ diagnostic; ``False`` where nothing tells (a
         record without a site, no mined release among them)."""
-        asked = self._mask_of(releases)
+        asked = self.mask_of(releases)
 
         def outside(record_id: str) -> bool:
             may = self._site_mask(record_id) | self.wording_releases(record_id, None)
@@ -489,7 +251,7 @@ class FrameIndex:
     def _site_masks(self) -> dict[str, int]:
         """Record id → every release with its site: built on first use."""
         return {
-            record_id: _union(releases for _, _, releases in places)
+            record_id: union(releases for _, _, releases in places)
             for record_id, places in self._site_lines.items()
         }
 
@@ -531,7 +293,7 @@ class FrameIndex:
         ``vreg_util.cc`` after 0.10.2. A message may name such a release no longer; what
         libtpu prints is not in JAX's source."""
         masks = {
-            site.record_id: (site.file, _union(mask for _, mask in compiled_lines))
+            site.record_id: (site.file, union(mask for _, mask in compiled_lines))
             for site, compiled_lines in self._compiled
             if site.file.startswith(LIBTPU_COMPILER)
         }
@@ -552,63 +314,30 @@ class FrameIndex:
     def _compiled_ids(self) -> frozenset[str]:
         return frozenset(site.record_id for site, _ in self._compiled)
 
-    def dated(self, reading: ReleaseReading, worded: Sequence[Worded]) -> ReleaseReading:
-        """``reading`` narrowed by the messages matched: a site's wording was printed by some
-        releases only, and a site stands in some releases only. A message that fits a record
-        without a site (curated knowledge alone) tells nothing; one that leaves no release
-        the frames and versions read is reported, and they are kept."""
-        if reading.outside is not None:  # the paste names a release errata has not mined
-            return reading
-        everything = (1 << len(self.releases)) - 1
-        allowed = read = self._mask_of(reading.releases) or everything
-        evidence = list(reading.evidence)
-        contradiction = reading.contradiction
-        for message in worded:
-            mask = self._printing(message)
-            if not mask:
-                continue
-            if not allowed & mask:
-                contradiction = contradiction or (
-                    f"the paste reads {runs(self.names(allowed))} but its message's wording "
-                    f"was printed in {runs(self.names(mask))}"
-                )
-            elif allowed & mask != allowed:
-                allowed &= mask
-                evidence.append(Evidence("wording", message.line, message.text, self.names(mask)))
-        if allowed == read:
-            if contradiction == reading.contradiction:
-                return reading
-            return replace(reading, contradiction=contradiction)
-        releases = self.names(allowed)
-        given = reading.given
-        if given is not None and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
-        return replace(
-            reading,
-            releases=releases,
-            span=runs(releases),
-            evidence=tuple(evidence),
-            used=given or releases[-1],
-            contradiction=contradiction,
-        )
+    def mask_of(self, releases: Iterable[str]) -> int:
+        return union(self.mask(release) for release in releases)
 
-    def _printing(self, message: Worded) -> int:
-        """The releases that may have printed the message; none where a record it fits has
-        no site, since that record may come from any release."""
-        mask = 0
-        for record_id in message.record_ids:
-            printed = 0
-            for until in message.untils:
-                printed |= self.wording_releases(record_id, until)
-                if until is None:
-                    printed |= self._read_alike.get(record_id, 0)
-            if not printed:
-                return 0
-            mask |= printed
-        return mask
+    def rows_at(self, file: str, line: int) -> Sequence[list[int]]:
+        """The sites on a line of ``file``, of whichever function, as [site number,
+        releases with it there]."""
+        return self._lines.get(file, {}).get(str(line), ())
 
-    def _mask_of(self, releases: Iterable[str]) -> int:
-        return _union(self.mask(release) for release in releases)
+    def read_alike(self, record_id: str) -> int:
+        """The releases of the record's older wordings that its current pattern reads too."""
+        return self._read_alike.get(record_id, 0)
+
+    def function_sites(self, file: str, function: str) -> Sequence[int]:
+        """The numbers of the sites in ``file``'s functions of that name (a method's own
+        name, as a frame prints it), in order."""
+        return self._function_sites.get((file, function), [])
+
+    def sites_stating(self, key: tuple[str, str]) -> Sequence[int]:
+        """The numbers of the sites whose statement ``site_key`` reads as ``key``."""
+        return self._sites_by_statement.get(key, ())
+
+    def row_lines(self, row: int) -> list[tuple[str, int, int]]:
+        """(file, line, releases) of each line that site number ``row`` stands on."""
+        return self._row_lines[row]
 
     @cached_property
     def _sites_by_record(self) -> dict[str, Site]:
@@ -629,12 +358,12 @@ class FrameIndex:
         """The frames among ``lines[numbers]`` whose file is one with mined sites."""
         return [
             Frame(placed.file, placed.line, placed.function, number)
-            for number, placed in self._placed_frames(lines, numbers)
+            for number, placed in self.placed_frames(lines, numbers)
         ]
 
-    def _placed_frames(
+    def placed_frames(
         self, lines: Sequence[str], numbers: Collection[int]
-    ) -> list[tuple[int, _PlacedFrame]]:
+    ) -> list[tuple[int, PlacedFrame]]:
         """``frames``, each with what the index says of it, in paste order."""
         placed = self._placed
         found = []
@@ -647,12 +376,12 @@ class FrameIndex:
                 if ".py:" in text:
                     # pytest's location of a frame whose source it printed above, without the
                     # function's name: placed as if it named the function that source begins.
-                    unnamed = _INDENTED_FRAME.match(text)
+                    unnamed = INDENTED_FRAME.match(text)
                     if unnamed is not None and unnamed["ppath"] and not unnamed["pfunction"]:
-                        function = _function_above(lines, number)
+                        function = function_above(lines, number)
                         location = f"{unnamed['ppath']}:{unnamed['pline']}"
                         text = f"{location}: in {function}" if function else text
-                elif (listed := _ipython_frame(lines, number)) is not None:
+                elif (listed := ipython_frame(lines, number)) is not None:
                     text = listed[0]  # placed as pytest's location of the same frame
                 else:
                     continue
@@ -663,21 +392,21 @@ class FrameIndex:
                 found.append((number, frame))
         return found
 
-    def _place(self, text: str) -> _PlacedFrame | None:
+    def _place(self, text: str) -> PlacedFrame | None:
         """The frame a line shows if its file is one mined, with the releases it names;
         remembered by the line's text, since tracebacks repeat frames and pastes share JAX's."""
-        match = _INDENTED_FRAME.match(text)
-        frame = None if match is None else self._frame(match, 0)
+        match = INDENTED_FRAME.match(text)
+        frame = None if match is None else self.frame_of(match, 0)
         placed = None
         if frame is not None:
             mask = 0
             for _site, site_mask in self.sites_at(frame):
                 mask |= site_mask
             kind = "frame" if mask else "function"
-            mask = mask or self._spanning(frame)
+            mask = mask or self.spanning(frame)
             shown = f"{frame.file}:{frame.line} {frame.function}".rstrip()
             machinery = frame.file.startswith(FRAME_SCOPE)
-            placed = _PlacedFrame(
+            placed = PlacedFrame(
                 frame.file, frame.line, frame.function, shown, kind, mask, machinery
             )
         if len(self._placed) >= MAX_REMEMBERED:
@@ -685,7 +414,7 @@ class FrameIndex:
         self._placed[text] = placed
         return placed
 
-    def _spanning(self, frame: Frame) -> int:
+    def spanning(self, frame: Frame) -> int:
         """The releases whose function of the frame's name spans the frame's line."""
         mask = 0
         for first, last, releases in self._spans.get(frame.file, {}).get(frame.function, ()):
@@ -693,8 +422,8 @@ class FrameIndex:
                 mask |= releases
         return mask
 
-    def _frame(self, match: re.Match[str], number: int) -> Frame | None:
-        """The frame a line matching ``_INDENTED_FRAME`` shows, if its file is one mined."""
+    def frame_of(self, match: re.Match[str], number: int) -> Frame | None:
+        """The frame a line matching ``INDENTED_FRAME`` shows, if its file is one mined."""
         path = match["path"] or match["ipath"] or match["ppath"]
         file = self._file(path.replace("\\", "/"))
         if file is None:
@@ -702,145 +431,6 @@ class FrameIndex:
         line = int(match["line"] or match["iline"] or match["pline"])
         function = match["function"] or match["ifunction"] or match["pfunction"] or ""
         return Frame(file, line, function.rsplit(".", 1)[-1], number)
-
-    def raise_points(
-        self,
-        lines: Sequence[str],
-        structure: frozenset[int],
-        exception_line: int,
-        short_class: str,
-        raised_at: int | None = None,
-        possible: Iterable[str] = (),
-    ) -> list[RaisePoint]:
-        """The sites the frame that raised an exception points at, surest first: a site on
-        the frame's line, an assert whose condition is the frame's source line (or a raise
-        whose guard it shows: ``if num_extensive: raise NotImplementedError``), else the
-        function's sites raising that class (a message built at run time, an unmined
-        release). The frame is the one right above the exception line, or the one pytest
-        printed after the message, on line ``raised_at``. A site of another function, or
-        raising another class than the source line shows, is not on the frame's line in
-        the paste's release, whatever line it has in others; nor is a site on that line
-        only in releases other than ``possible``, those the paste reads, where the frame's
-        function spans the line in one of them (0.10.1 raised the integer-bytes error on
-        the line where 0.10.2 reads ``dst.type``).
-        """
-        found = self.raising_frame(lines, structure, exception_line, raised_at)
-        if found is None:
-            return []
-        frame, source = found
-        chosen, spanning = self._pointed_sites(frame, source, short_class, possible)
-        if not chosen:
-            said = "\n".join(lines[exception_line : exception_line + MAX_SAID_LINES])
-            return self._frame_point(frame, short_class, said, spanning)
-        return [
-            self._raise_point(number, frame, mask, shown, short_class)
-            for _, number, mask, shown in chosen
-        ]
-
-    def cut_points(
-        self,
-        lines: Sequence[str],
-        structure: frozenset[int],
-        end_line: int,
-        possible: Iterable[str] = (),
-    ) -> list[RaisePoint]:
-        """The sites a traceback cut before its exception line ends at (a paste stopped at
-        the last frame, a page that hid the rest): those on its last frame's line in the
-        paste's releases, or whose statement its source line shows. ``end_line`` is where
-        the exception line would have been. Not knowing the class, the function's other
-        sites are no answer, nor is a line with no site: JAX may have raised deeper."""
-        found = self.raising_frame(lines, structure, end_line, None)
-        if found is None:
-            return []
-        frame, source = found
-        # With no class to go by, only the sites the frame's line or source shows are chosen.
-        chosen, _ = self._pointed_sites(frame, source, "", possible)
-        cut = "the traceback ends at this frame, before its message"
-        points = [self._raise_point(n, frame, mask, shown, "") for _, n, mask, shown in chosen]
-        return [replace(point, via="cut", reason=f"{cut}; {point.reason}") for point in points]
-
-    def _pointed_sites(
-        self, frame: Frame, source: str, short_class: str, possible: Iterable[str]
-    ) -> tuple[list[tuple[int, int, int, str | None]], int]:
-        """The sites ``frame`` (showing ``source``) points at, surest first, as (rank, site,
-        the releases with it on the frame's line, what the source line shows); and the
-        releases whose function spans the frame's line (the paste's, where some are)."""
-        on_line: dict[int, int] = {}  # site → the releases with it on the frame's line
-        # The releases the paste reads, where the frame's function spans its line in one:
-        # a frame of another release than the rest (a paste put together) keeps its own.
-        spanning = self._spanning(frame)
-        read = self._mask_of(possible)
-        if not spanning & read:
-            read = 0
-        for number, mask in self._lines.get(frame.file, {}).get(str(frame.line), ()):
-            on_line[number] = on_line.get(number, 0) | (mask & read if read else mask)
-        ranked: list[tuple[int, int, int, str | None]] = []
-        fallback: list[tuple[int, int, int, str | None]] = []
-        statement = _SourceLine.read(source)
-        # A frame whose function is not printed is known by the sites on its line.
-        if frame.function:
-            candidates = self._function_sites.get((frame.file, frame.function), [])
-        else:
-            candidates = list(on_line)
-        for number in candidates:
-            site = self.sites[number]
-            same_class = site.error_class == short_class
-            shown = statement.shows(site)
-            mask = on_line.get(number, 0)
-            if statement.raises_other_than(site):
-                mask = 0  # the frame is of another release than those of the site's line
-            rank = 2 * bool(mask) + 2 * bool(shown) + same_class
-            if mask or shown:
-                ranked.append((rank, number, mask, shown))
-            elif same_class:
-                fallback.append((rank, number, mask, shown))
-        chosen = ranked or fallback
-        chosen.sort(key=lambda item: -item[0])
-        return chosen, spanning & read or spanning
-
-    def _frame_point(
-        self, frame: Frame, short_class: str, said: str, releases: int
-    ) -> list[RaisePoint]:
-        """The raising frame itself, where no site is: a line of a JAX function that
-        raised no ``raise`` of its own (``barrier.wait(…)`` on what is no barrier raises
-        Python's ``AttributeError``), named with ``releases``, those whose function spans
-        it (the paste's, where some are). ``said``, the message's first lines, may tell why."""
-        if not releases:
-            return []
-        reason = (
-            f"Python raised {short_class} inside JAX's {frame.function}, on a line that "
-            "raises nothing itself: most often a value of another kind than it takes was "
-            "passed in"
-        )
-        for words, why in _WHY_RAISED:
-            if told := words.search(said):
-                reason = why.format(caller=frame.function, **told.groupdict())
-                break
-        names = self.names(releases)
-        return [
-            RaisePoint(
-                None, frame.file, frame.function, frame.line, names, frame.paste_line, reason
-            )
-        ]
-
-    def _raise_point(
-        self, number: int, frame: Frame, mask: int, shown: str | None, short_class: str
-    ) -> RaisePoint:
-        """Site ``number`` as the frame points at it, saying why."""
-        reasons = []
-        if mask:
-            reasons.append(f"the frame is on this site's line in {runs(self.names(mask))}")
-        if shown:
-            reasons.append(shown)
-        return RaisePoint(
-            self.sites[number].record_id,
-            frame.file,
-            frame.function,
-            frame.line,
-            self.names(mask),
-            frame.paste_line,
-            "; ".join(reasons) or f"this function raises {short_class} here",
-        )
 
     @cached_property
     def _function_sites(self) -> dict[tuple[str, str], list[int]]:
@@ -850,78 +440,6 @@ class FrameIndex:
             key = (site.file, site.function.rsplit(".", 1)[-1])
             table.setdefault(key, []).append(number)
         return table
-
-    def raising_frame(
-        self,
-        lines: Sequence[str],
-        structure: frozenset[int],
-        exception_line: int,
-        raised_at: int | None,
-    ) -> tuple[Frame, str] | None:
-        """The JAX frame that raised the exception at ``exception_line`` and its source line,
-        if any: the one pytest printed on line ``raised_at``, else the frame right above."""
-        if raised_at is not None:
-            match = _INDENTED_FRAME.match(lines[raised_at])
-            frame = None if match is None else self._frame(match, raised_at)
-            if frame is None:
-                return None  # the frame that raised is not JAX's
-            if not frame.function:
-                frame = frame._replace(function=_function_above(lines, exception_line))
-            # pytest prints the frame's source up to the failing line, then the E lines.
-            return frame, lines[exception_line - 1].strip() if exception_line else ""
-        number, tail = exception_line - 1, 1
-        while number >= 0 and number in structure and tail <= MAX_FRAME_TAIL:
-            text = lines[number]
-            match = _INDENTED_FRAME.match(text)
-            if match is not None:
-                frame = self._frame(match, number)
-                if frame is None:
-                    return None  # the last frame is not JAX's
-                return frame, lines[number + 1].strip() if number + 1 < exception_line else ""
-            if ".py" in text and (listed := _ipython_frame(lines, number)) is not None:
-                located = _INDENTED_FRAME.match(listed[0])
-                frame = None if located is None else self._frame(located, number)
-                return None if frame is None else (frame, listed[1])
-            # IPython lists a frame's source around its line: those lines are the frame's
-            if not (text.lstrip()[:1] in _IPYTHON_SOURCE_START and _IPYTHON_SOURCE.match(text)):
-                tail += 1
-            number -= 1
-        return None
-
-    def calling_frames(
-        self,
-        lines: Sequence[str],
-        structure: frozenset[int],
-        exception_line: int,
-        raised_at: int | None = None,
-    ) -> Calling:
-        """JAX's frames between the user's last frame and the exception at
-        ``exception_line``, innermost first: where Python raised its own error at JAX's call
-        of user code (``kernel() takes 2 positional arguments but 3 were given``), the
-        functions that made the call. Frames of JAX's machinery (``linear_util.py``, which
-        filtering hides, ``scope.FRAME_SCOPE``) are passed over; any other file's frame is the
-        user's and ends them, so an error raised inside the user's function has none. With
-        them, the source line printed under the user's frame, which shows the call of JAX's
-        that led there."""
-        number = exception_line - 1 if raised_at is None else raised_at
-        found: list[Frame] = []
-        while number >= 0 and (number in structure or number == raised_at):
-            text = lines[number]
-            match = _INDENTED_FRAME.match(text) if ".py" in text else None
-            if match is not None:
-                frame = self._frame(match, number)
-                if frame is not None and not frame.file.startswith(FRAME_SCOPE):
-                    found.append(frame)
-                elif frame is None and not _JAX_INTERNAL.search(
-                    match["path"] or match["ipath"] or match["ppath"]
-                ):
-                    below = lines[number + 1] if number + 1 < exception_line else ""
-                    shown = not _INDENTED_FRAME.match(below) and below.strip("^~ \t")
-                    return Calling(tuple(found), below.strip() if shown else None)
-            elif text.startswith("Traceback (most recent call last)"):
-                break
-            number -= 1
-        return Calling(tuple(found), None)
 
     def _file(self, path: str) -> str | None:
         """The path from its ``jax/`` (or ``jaxlib/``) on, from the first such folder after
@@ -937,160 +455,8 @@ class FrameIndex:
                 return path[start:]
         return None
 
-    def read(
-        self,
-        lines: Sequence[str],
-        frame_lines: Collection[int],
-        given: str | None,
-        origins: Sequence[int] | None = None,
-    ) -> ReleaseReading:
-        """The releases the paste can come from, by its JAX frames and the versions it
-        names; ``given`` (the user's) wins, and disagreeing with the paste is reported.
-        Evidence points at ``origins[n]`` for line ``n`` (the pasted line), if given."""
-        evidence: list[Evidence] = []
-        masks: list[int] = []
-        seen: set[str] = set()
-        # JAX's machinery (jit, lowering) dates a paste only where nothing else of JAX's does:
-        # the frames of Pallas a traceback holds already do, and are read for less.
-        placed = self._placed_frames(lines, frame_lines)
-        read = [(n, frame) for n, frame in placed if frame.mask and not frame.machinery]
-        for number, frame in read or [(n, frame) for n, frame in placed if frame.mask]:
-            if frame.text in seen:  # a frame printed again (recursion) tells nothing new
-                continue
-            seen.add(frame.text)
-            mask = frame.mask
-            if frame.kind == "frame" and number + 1 < len(lines):
-                mask = self._as_its_source_shows(frame, lines[number + 1].strip())
-            masks.append(mask)
-            line = origins[number] if origins else number
-            evidence.append(Evidence(frame.kind, line, frame.text, self.names(mask)))
-        everything = (1 << len(self.releases)) - 1
-        best, agreeing = _most_agreed(masks, everything)
-        stated, unmined = self._stated(lines, evidence, origins)
-        contradiction = None
-        if stated:
-            if masks and not stated & best:
-                contradiction = (
-                    f"the paste names {runs(self.names(stated))} but its frames read "
-                    f"{runs(self.names(best))}"
-                )
-            best = stated
-        releases = self.names(best) if (masks or stated) else ()
-        used = given
-        if given is None and releases:
-            used = releases[-1]
-        elif given is not None and releases and _release_of(given) not in releases:
-            contradiction = f"jaxVersion {given} but the paste reads {runs(releases)}"
-        outside = None
-        if unmined:
-            version, release = unmined[0]
-            used = used or self._stand_in(release)
-            outside = f"the paste names jax {version}, {self._placing(release)}; "
-            outside += f"the answer follows {used}"
-        return ReleaseReading(
-            releases,
-            runs(releases),
-            agreeing,
-            tuple(evidence),
-            given,
-            used,
-            contradiction,
-            outside,
-        )
 
-    def _as_its_source_shows(self, frame: _PlacedFrame, source: str) -> int:
-        """The releases of a frame on a site's line in which that line holds the statement
-        the frame's source line shows, where several sites stood there in turn (an assert
-        in some releases, the one above it in others); all of them where it tells none."""
-        here = self._lines.get(frame.file, {}).get(str(frame.line), ())
-        if len(here) < 2:  # one site's line in every release that has one there
-            return frame.mask
-        statement = _SourceLine.read(source)
-        shown = 0
-        for number, mask in here:
-            site = self.sites[number]
-            if statement.shows(site) or statement.raised_class == site.error_class:
-                shown |= mask
-        return shown & frame.mask or frame.mask
-
-    def _stand_in(self, release: str) -> str:
-        """The mined release closest below an unmined ``release``, whose wordings and lines
-        are the likeliest to be its own; the oldest mined for an older one."""
-        below = [r for r in self.releases if release_key(r) <= release_key(release)]
-        return below[-1] if below else self.releases[0]
-
-    def _placing(self, release: str) -> str:
-        """Where an unmined ``release`` stands against the mined ones."""
-        if release_key(release) > release_key(self.releases[-1]):
-            return f"newer than {self.releases[-1]}, the newest release mined"
-        if release_key(release) < release_key(self.releases[0]):
-            return f"older than {self.releases[0]}, the oldest release mined"
-        return "not a release mined"
-
-    def _stated(
-        self, lines: Sequence[str], evidence: list[Evidence], origins: Sequence[int] | None
-    ) -> tuple[int, list[tuple[str, str]]]:
-        """The releases the paste spells out (``jax==0.9.2``), a development version read
-        as the release it numbers; and, in paste order, the versions it names that are no
-        mined release (``jax 0.11.1.dev20260814``, newer than any)."""
-        mask = 0
-        unmined: list[tuple[str, str]] = []  # (the version as named, its release)
-        text = "\n".join(lines)
-        line = position = 0
-        for found in _versions_named(text):
-            if found.start() and (
-                text[found.start() - 1].isalnum() or text[found.start() - 1] in "_.-"
-            ):
-                continue  # part of a longer name: "myjax==1.0.0", "pjax-0.1.0"
-            line += text.count("\n", position, found.start())
-            position = found.start()
-            release = _release_of(found["version"])
-            if release is None:
-                continue
-            bit = self.mask(release)
-            mask |= bit
-            if not bit:
-                unmined.append((found["version"], release))
-            shown = f"{found['package'].lower()} {found['version']}"
-            shown_at = origins[line] if origins else line
-            evidence.append(Evidence("version", shown_at, shown, (release,) if bit else ()))
-        return mask, unmined
-
-
-def _versions_named(text: str) -> list[re.Match[str]]:
-    """Every version ``text`` names, in the order it names them."""
-    named = list(_VERSION.finditer(text))
-    in_lower_case = len(named)
-    at = text.find("J")
-    for _ in range(MAX_CAPITALS_FOUND):
-        if at == -1:
-            break
-        if (found := _CAPITALIZED_VERSION.match(text, at)) is not None:
-            named.append(found)
-        at = text.find("J", at + 1)
-    else:  # a paste full of capitals: ``re`` searches the rest in one call
-        named.extend(_CAPITALIZED_VERSION.finditer(text, at))
-    return named if len(named) == in_lower_case else sorted(named, key=re.Match.start)
-
-
-@lru_cache(maxsize=MAX_REMEMBERED)
-def _statement_keys(statement: str) -> tuple[tuple[str, str], ...]:
-    """What tells the sites of a ``raise`` or ``assert`` statement apart, as the miner
-    reads it; none while the statement does not parse (its first lines only), or is too
-    long or too deep to read."""
-    if len(statement) > MAX_STATEMENT_CHARS:
-        return ()
-    try:
-        sites = mine_file("", statement.strip())
-    except _TOO_DEEP:
-        return ()
-    return tuple(
-        _site_key(site.kind, site.error_class, site.condition or "", site.template)
-        for site in sites
-    )
-
-
-def _site_key(kind: str, error_class: str, condition: str, message: str) -> tuple[str, str]:
+def site_key(kind: str, error_class: str, condition: str, message: str) -> tuple[str, str]:
     """An assert is known by its condition, a raise by its class and message template."""
     return ("assert", condition) if kind == "assert" else (error_class, message)
 
@@ -1108,12 +474,10 @@ _IPYTHON_FRAME = re.compile(
     r"\[?(?P<path>[^\s\[\]]+\.py)(?:\]\([^)\s]*\))? in (?P<function>[\w<>.]+)\("
 )
 _IPYTHON_ARROW = re.compile(r"\s*-+>\s*(?P<line>\d+)\s")
-_IPYTHON_SOURCE = re.compile(IPYTHON_SOURCE_LINE)
-_IPYTHON_SOURCE_START = frozenset("-0123456789")
 MAX_IPYTHON_SOURCE = 12  # lines IPython lists of a frame's source, its context and more
 
 
-def _ipython_frame(lines: Sequence[str], number: int) -> tuple[str, str] | None:
+def ipython_frame(lines: Sequence[str], number: int) -> tuple[str, str] | None:
     """IPython 7's frame of a library file on line ``number`` as pytest prints a frame's
     location (``path.py:682: in function``), its line read from the arrow of the source
     IPython lists under it, and the source on that line; ``None`` for no such frame, or
@@ -1131,7 +495,7 @@ def _ipython_frame(lines: Sequence[str], number: int) -> tuple[str, str] | None:
     return None
 
 
-def _function_above(lines: Sequence[str], below: int) -> str:
+def function_above(lines: Sequence[str], below: int) -> str:
     """The function whose source pytest printed above line ``below`` (the frame's E lines
     or its location), or ``""``: the first ``def`` of that source, as the ones after it are
     functions defined inside."""
@@ -1146,192 +510,6 @@ def _function_above(lines: Sequence[str], below: int) -> str:
     return function
 
 
-def _most_agreed(masks: Sequence[int], everything: int) -> tuple[int, int]:
-    """The releases most frames agree with, and how many frames agree with them.
-
-    Each release's count is kept in binary across bit planes (plane ``k`` holds bit ``k``
-    of every release's count), so a frame's mask is added with a carry through a few
-    planes instead of a step per release.
-    """
-    if not masks:
-        return everything, 0
-    planes: list[int] = []
-    named = 0  # releases some frame names
-    for mask in masks:
-        named |= mask
-        carry = mask
-        for k, plane in enumerate(planes):
-            planes[k], carry = plane ^ carry, plane & carry
-            if not carry:
-                break
-        if carry:
-            planes.append(carry)
-    best, top = named, 0
-    for k in reversed(range(len(planes))):  # the highest count, its bits from the top down
-        if best & planes[k]:
-            best &= planes[k]
-            top |= 1 << k
-    return best, top
-
-
-def _assertion(source: str) -> tuple[str | None, str | None]:
-    """What ``source`` (``assert <condition>[, message]``) asserts: its condition as the
-    miner unparses it (``all((x for x in y))``), or, of a multi-line assert cut after its
-    first line, what that line shows of it, without spaces; neither where it asserts
-    nothing."""
-    if not source.startswith("assert") or len(source) > MAX_STATEMENT_CHARS:
-        return None, None
-    try:
-        statement = ast.parse(source).body[0]
-        if isinstance(statement, ast.Assert):
-            return ast.unparse(statement.test), None
-    except SyntaxError:  # a multi-line assert, cut after its first line
-        pass
-    except _TOO_DEEP:
-        return None, None
-    printed = re.sub(r"\s+", "", source.removeprefix("assert")).rstrip("(,\\")
-    return None, printed if len(printed) >= MIN_CONDITION else None
-
-
-def _unparsed(expression: str) -> str | None:
-    """A guard as a frame's source line prints it (``if num_extensive: raise …``), as the
-    miner unparses conditions; ``None`` where it does not parse."""
-    if len(expression) > MAX_STATEMENT_CHARS:
-        return None
-    try:
-        return ast.unparse(ast.parse(expression, mode="eval").body)
-    except (SyntaxError, *_TOO_DEEP):
-        return None
-
-
-def _release_of(version: str) -> str | None:
-    """The release a version numbers, its development suffix dropped: ``0.12.0.2.dev…``
-    is 0.12.0.2, a release after 0.12.0.1, not the 0.12.0 its first three parts name."""
-    found = _RELEASE_PART.match(version)
-    return None if found is None else found[0]
-
-
-def _union(masks: Iterable[int]) -> int:
-    union = 0
-    for mask in masks:
-        union |= mask
-    return union
-
-
 @cache
 def _load(path: Path, functions: Path) -> FrameIndex:
     return FrameIndex(orjson.loads(path.read_bytes()), orjson.loads(functions.read_bytes()))
-
-
-def build_frame_index(items: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """The compact index of a mined dataset's items (records and annotations' mined parts).
-
-    A site has a row for each place (file, function) it stood in: a site that moved is
-    found by the frames of the releases before the move too. An assert has one for each
-    condition it asserted there too: a quoted statement is found by its condition, as the
-    release that raised it wrote it. The site's newest place comes last, so that it is the
-    one ``site_of`` gives.
-    """
-    releases = list(release_commits())
-    bit = {release: 1 << n for n, release in enumerate(releases)}
-    sites: list[list[str]] = []
-    lines: dict[str, dict[str, list[list[Any]]]] = {}
-    compiled: list[list[Any]] = []
-    wordings: dict[str, list[list[Any]]] = {}
-    read_alike: dict[str, int] = {}
-    raised_in: dict[str, int] = {}
-    for item in items:
-        record = item.get("record", {})
-        # A public name some releases lack, or a call some releases' signatures refuse.
-        raising = record.get("raisedIn", record.get("missingIn"))
-        if raising is not None:
-            raised_in[record["id"]] = _union(bit[r] for r in raising if r in bit)
-            continue
-        if "record" in item:
-            record_id, facts = item["record"]["id"], item["record"]
-        else:
-            record_id, facts = item["annotation"]["recordId"], item["annotation"]["mined"]
-        site = facts["site"]
-        history = facts.get("messageHistory") or []
-        if len(history) > 1:
-            wordings[record_id] = [
-                [wording["until"], _releases_printing(wording, facts["releases"], bit)]
-                for wording in history
-            ]
-            pattern = facts.get("matchPattern")
-            if pattern:
-                reads = compile_pattern(pattern).search
-                alike = _union(
-                    mask
-                    for wording, (_, mask) in zip(history[:-1], wordings[record_id], strict=False)
-                    if reads(wording["errorMessage"])
-                )
-                if alike:
-                    read_alike[record_id] = alike
-        newest = (facts["filePath"], site["function"], site.get("condition") or "")
-        # place (and an assert's condition there) → line → releases
-        places: dict[tuple[str, str | None, str], dict[int, int]] = {}
-        for entry in facts["releases"]:
-            if entry["release"] in bit:
-                place = (
-                    entry.get("filePath", newest[0]),
-                    entry.get("function", newest[1]),
-                    entry.get("condition", newest[2]),
-                )
-                releases_at = places.setdefault(place, {})
-                line = entry["lineNumber"]
-                releases_at[line] = releases_at.get(line, 0) | bit[entry["release"]]
-        for place, lines_there in sorted(places.items(), key=lambda p: p[0] == newest):
-            file, function, condition = place
-            row = [
-                record_id,
-                file,
-                function or "<module>",
-                site["kind"],
-                facts["errorClass"],
-                condition,
-                facts["errorMessage"],
-            ]
-            if site.get("language", "python") != "python":
-                # C++ lines are not frames of a Python traceback: kept for source links.
-                compiled.append([*row, [[n, mask] for n, mask in sorted(lines_there.items())]])
-                continue
-            number = len(sites)
-            sites.append(row)
-            for line, mask in sorted(lines_there.items()):
-                lines.setdefault(file, {}).setdefault(str(line), []).append([number, mask])
-    cpp_read = _union(mask for row in compiled for _, mask in row[-1])
-    return {
-        "releases": releases,
-        "sites": sites,
-        "lines": lines,
-        "compiled": compiled,
-        "wordings": wordings,
-        "readAlike": read_alike,
-        "raisedIn": raised_in,
-        # Releases after the newest whose C++ was read: mined from their wheels.
-        "cppUnread": releases[cpp_read.bit_length() :] if cpp_read else [],
-    }
-
-
-def _releases_printing(
-    wording: dict[str, str], shipped: Iterable[dict[str, Any]], bit: dict[str, int]
-) -> int:
-    """The releases from ``wording["from"]`` to its ``until`` that shipped the site."""
-    first, last = release_key(wording["from"]), release_key(wording["until"])
-    mask = 0
-    for entry in shipped:
-        if entry["release"] in bit and first <= release_key(entry["release"]) <= last:
-            mask |= bit[entry["release"]]
-    return mask
-
-
-def write_frame_index(mined: Iterable[Path], out: Path = FRAME_INDEX_FILE) -> None:
-    """Derive the frame index from mined dataset files (JSON Lines) and write it."""
-    data = build_frame_index(
-        json.loads(line)
-        for path in mined
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    )
-    out.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")

@@ -28,18 +28,22 @@ from functools import cache
 
 from app.jaxref.scope import backend_of
 from app.matching.compilers import backends_wrapping
-from app.matching.frames import (
+from app.matching.frames import Frame, FrameIndex
+from app.matching.index import AnyIndex, Hit, PatternEntry, wording_until
+from app.matching.normalize import NormalizedPaste, normalize
+from app.matching.raise_points import (
     MAX_STATEMENT_LINES,
     STATEMENT,
     Calling,
-    Frame,
-    FrameIndex,
     RaisePoint,
-    ReleaseReading,
-    Worded,
+    calling_frames,
+    cut_points,
+    quoted_points,
+    quoted_sites,
+    raise_points,
+    raising_frame,
 )
-from app.matching.index import AnyIndex, Hit, PatternEntry, wording_until
-from app.matching.normalize import NormalizedPaste, normalize
+from app.matching.release import ReleaseReading, Worded, date_by_wording, read_release
 from app.matching.tracebacks import (
     STAGING_WRAPPER,
     ExceptionRecord,
@@ -219,7 +223,7 @@ def match_paste(
     reading = read_exceptions(paste.lines)
     release = None
     if frames is not None:
-        release = frames.read(paste.lines, reading.structure, jax_version, paste.origins)
+        release = read_release(frames, paste.lines, reading.structure, jax_version, paste.origins)
         jax_version = release.used
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
@@ -240,7 +244,7 @@ def match_paste(
     # The statements of JAX's that the loose lines quote (an issue's code block), read once.
     shown: list[RaisePoint] = []
     if frames is not None and ("raise" in loose_text or "assert" in loose_text):
-        shown = frames.quoted_points(paste.lines, loose)
+        shown = quoted_points(frames, paste.lines, loose)
     starts = None if frames is None else {point.paste_line for point in shown}
     candidates += [c for c in in_lines if not _quotes_known_source(paste.lines, c, starts)]
     candidates = _at_their_callers(
@@ -256,7 +260,8 @@ def match_paste(
         for number, record in enumerate(records):
             if _staged(record, paste.lines):
                 continue
-            at = frames.raise_points(
+            at = raise_points(
+                frames,
                 paste.lines,
                 reading.structure,
                 record.first_line,
@@ -269,7 +274,7 @@ def match_paste(
     raised = {
         error: {p.record_id for p in at if p.record_id is not None} for error, at in points.items()
     }
-    quoted = cache(lambda: frames.quoted_sites(paste.lines) if frames else frozenset())
+    quoted = cache(lambda: quoted_sites(frames, paste.lines) if frames else frozenset())
 
     # Pallas's core, the backends the frames show and those whose compilers' wrappers the
     # paste shows; with neither a frame index nor a wrapper, nothing known.
@@ -306,7 +311,7 @@ def match_paste(
     )
     if frames is not None and release is not None:
         worded = [w for m in matches if (w := _worded(m, index)) is not None]
-        release = frames.dated(release, worded)
+        release = date_by_wording(frames, release, worded)
     found = tuple(_found(record, paste) for record in records)
     matched = {c.error for c in candidates}
     unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
@@ -317,7 +322,7 @@ def match_paste(
     if frames is not None:
         possible = release.releases if release is not None else ()
         for end in reading.unfinished:
-            cut += frames.cut_points(paste.lines, reading.structure, end, possible)
+            cut += cut_points(frames, paste.lines, reading.structure, end, possible)
     if cut or shown:
         named = {p.record_id for p in unexplained}
         named.update(r for m in matches for r in (m.record_id, *m.alternatives))
@@ -373,8 +378,8 @@ def _at_their_callers(
             continue
         if number not in calling:
             record = records[number]
-            calling[number] = frames.calling_frames(
-                lines, structure, record.first_line, record.raised_at
+            calling[number] = calling_frames(
+                frames, lines, structure, record.first_line, record.raised_at
             )
         shown = calling[number]
         if called_by is None:
@@ -416,7 +421,7 @@ def _called_from_the_raising_frame(
             record = records[number]
             found = None
             if not _staged(record, lines):
-                found = frames.raising_frame(lines, structure, record.first_line, record.raised_at)
+                found = raising_frame(frames, lines, structure, record.first_line, record.raised_at)
             caller = found[0] if found is not None else None
             raising[number] = caller if caller and not frames.sites_at(caller) else None
         frame = raising[number]

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from app.config import REPO_ROOT
+from app.jaxref.files import FUNCTIONS_FILE
 from app.jaxref.releases import newest_release, release_commits, source_url
 from app.jaxref.templates import compile_pattern, derive_pattern
 from app.knowledge import dataset
-from app.knowledge.functions import FUNCTIONS_FILE
 from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
 from app.records.importer import read_documents
 from app.records.slugs import derive_slug

@@ -8,9 +8,10 @@ from pathlib import Path
 import jax
 import pytest
 
+from app.jaxref.files import FUNCTIONS_FILE
 from app.jaxref.releases import release_commits
 from app.jaxref.scope import SourceTreeError, repo_root
-from app.knowledge.functions import FUNCTIONS_FILE, by_release, function_spans
+from app.knowledge.functions import by_release, function_spans
 from app.knowledge.lowering import mine_lowering_rules
 from app.knowledge.python_source import mine_python
 

@@ -49,8 +49,8 @@ def test_the_jax_frames_are_those_of_the_chosen_lines(lines: list[str], chosen: 
         frame
         for number in sorted(chosen)
         if number < len(lines)
-        and (found := frames._INDENTED_FRAME.match(lines[number])) is not None
-        and (frame := index._frame(found, number)) is not None
+        and (found := frames.INDENTED_FRAME.match(lines[number])) is not None
+        and (frame := index.frame_of(found, number)) is not None
     ]
     assert index.frames(lines, chosen) == expected
     assert any(frame.file.startswith("jax/") for frame in index.frames(LINES, range(len(LINES))))

@@ -14,22 +14,21 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.jaxref.files import FRAME_INDEX_FILE
 from app.jaxref.releases import newest_release, release_key
 from app.knowledge.calls import MINED_CALLS
+from app.knowledge.frame_index import build_frame_index
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.public_names import MINED_API
 from app.matching.frames import (
-    FRAME_INDEX_FILE,
     LIBTPU_COMPILER,
-    MAX_CAPITALS_FOUND,
     MAX_REMEMBERED,
     FrameIndex,
-    _most_agreed,
-    _nearest,
-    _SourceLine,
-    build_frame_index,
+    nearest,
 )
 from app.matching.matcher import match_paste
+from app.matching.raise_points import SourceLine, quoted_sites
+from app.matching.release import MAX_CAPITALS_FOUND, _most_agreed
 
 from .catalog import TRACEBACKS, catalog_index, everything, fixture_text
 
@@ -353,7 +352,7 @@ def test_a_raise_shown_as_source_names_the_sites_of_that_statement(lines: list[s
     """Two sites raise the same message from the same template (``Tiling.tile_shape``, renamed
     ``TilingImpl``), two others from ``{shape}``: the statement names the first two only."""
     index = FrameIndex.load()
-    quoted = index.quoted_sites(["Some text", *lines, "ValueError: Tiling ((8,),) ..."])
+    quoted = quoted_sites(index, ["Some text", *lines, "ValueError: Tiling ((8,),) ..."])
     sites = [site for site in index.sites if site.record_id in quoted]
     assert {site.function for site in sites} == {
         "Tiling.tile_shape.<locals>.fail",
@@ -364,7 +363,7 @@ def test_a_raise_shown_as_source_names_the_sites_of_that_statement(lines: list[s
 def test_an_assert_shown_as_source_names_the_asserts_of_its_condition() -> None:
     index = FrameIndex.load()
     line = ">       assert all(d % t == 0 for d, t in zip(tiled_dims, self.tiling))"
-    [site] = [site for site in index.sites if site.record_id in index.quoted_sites([line])]
+    [site] = [site for site in index.sites if site.record_id in quoted_sites(index, [line])]
     assert (site.kind, site.function) == ("assert", "TilingTransform.transform_type")
 
 
@@ -373,7 +372,7 @@ def test_an_assert_shown_as_source_names_the_asserts_of_its_condition() -> None:
     ["raise the block size to 128 and it works", "    raise ValueError(", "assertion failed"],
 )
 def test_text_that_is_no_whole_statement_names_no_site(line: str) -> None:
-    assert FrameIndex.load().quoted_sites([line]) == frozenset()
+    assert quoted_sites(FrameIndex.load(), [line]) == frozenset()
 
 
 DEEP = ["-" * 600 + "1", "+".join(["a"] * 600), "not " * 600 + "x", "[" * 600 + "]" * 600]
@@ -383,9 +382,9 @@ DEEP = ["-" * 600 + "1", "+".join(["a"] * 600), "not " * 600 + "x", "[" * 600 + 
 def test_a_statement_deeper_than_pythons_parser_goes_names_no_site(expression: str) -> None:
     """``ast`` raises RecursionError or MemoryError on these: a paste is anybody's text."""
     index = FrameIndex.load()
-    assert index.quoted_sites([f"assert {expression}"]) == frozenset()
-    assert index.quoted_sites([f"raise ValueError({expression})"]) == frozenset()
-    shown = _SourceLine.read(f"assert {expression}")
+    assert quoted_sites(index, [f"assert {expression}"]) == frozenset()
+    assert quoted_sites(index, [f"raise ValueError({expression})"]) == frozenset()
+    shown = SourceLine.read(f"assert {expression}")
     assert not any(shown.shows(site) for site in index.sites if site.kind == "assert")
 
 
@@ -452,7 +451,7 @@ def test_the_nearest_release_is_the_newest_older_else_the_oldest_newer(
     else:
         older = [bit for bit in bits if bit < wanted]
         expected = older[-1] if older else bits[0]
-    assert _nearest(releases, 0 if wanted is None else 1 << wanted) == 1 << expected
+    assert nearest(releases, 0 if wanted is None else 1 << wanted) == 1 << expected
 
 
 def test_a_frame_of_a_jax_checkout_is_read_as_jaxs_own() -> None:

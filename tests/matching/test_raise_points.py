@@ -23,9 +23,10 @@ from jax.experimental.pallas import mosaic_gpu as plgpu
 
 from app.jaxref.releases import newest_release, release_key
 from app.knowledge.python_source import spelled_as_class
-from app.matching.frames import MIN_QUOTED, Frame, FrameIndex, RaisePoint, Site
+from app.matching.frames import Frame, FrameIndex, Site
 from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
+from app.matching.raise_points import MIN_QUOTED, RaisePoint, quoted_sites, raise_points
 from app.matching.tracebacks import read_exceptions
 
 from .catalog import (
@@ -361,8 +362,13 @@ def raise_points_of(report: str) -> list[RaisePoint]:
     assert record.raised_at is not None
     assert paste.lines[record.raised_at].endswith("primitives.py:820: ValueError")
     first = record.message_line_numbers[0]
-    return FrameIndex.load().raise_points(
-        paste.lines, reading.structure, first, record.short_class, record.raised_at
+    return raise_points(
+        FrameIndex.load(),
+        paste.lines,
+        reading.structure,
+        first,
+        record.short_class,
+        record.raised_at,
     )
 
 
@@ -478,7 +484,7 @@ def test_a_short_raise_in_a_code_block_may_be_anybodys() -> None:
         and "{" not in r["errorMessage"]
     )
     paste = f"```python\nraise {short['errorClass']}({short['errorMessage']!r})\n```\n"
-    assert FrameIndex.load().quoted_sites(paste.splitlines())  # JAX's statement, to the letter
+    assert quoted_sites(FrameIndex.load(), paste.splitlines())  # JAX's statement, to the letter
     assert match_paste(paste, everything(), None, FrameIndex.load()).raise_points == ()
 
 
@@ -493,7 +499,7 @@ def test_a_quoted_raise_no_release_has_still_names_its_record_by_its_words() -> 
         ")"
     )
     paste = f"In the newest JAX:\n\n```python\n{reworded}\n```\n"
-    assert FrameIndex.load().quoted_sites(paste.splitlines()) == frozenset()
+    assert quoted_sites(FrameIndex.load(), paste.splitlines()) == frozenset()
     report = match_paste(paste, everything(), None, FrameIndex.load())
     assert [(m.record_id, m.found_in) for m in report.matches] == [(record["id"], "line")]
     assert report.raise_points == ()
@@ -505,8 +511,13 @@ def cut_before_message(text: str) -> tuple[list[str], list[RaisePoint]]:
     lines = normalize(text).lines
     reading = read_exceptions(lines)
     last = reading.exceptions[-1]
-    pointed = FrameIndex.load().raise_points(
-        lines, reading.structure, last.first_line, last.short_class, last.raised_at
+    pointed = raise_points(
+        FrameIndex.load(),
+        lines,
+        reading.structure,
+        last.first_line,
+        last.short_class,
+        last.raised_at,
     )
     header = max(n for n in range(last.line) if lines[n].startswith("Traceback"))
     return list(lines[header : last.line]), pointed

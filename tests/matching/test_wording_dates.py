@@ -10,17 +10,13 @@ from typing import Any
 
 import pytest
 
+from app.jaxref.files import FRAME_INDEX_FILE
 from app.jaxref.releases import release_key, runs
 from app.jaxref.templates import compile_pattern
 from app.knowledge.mining import MINED_SITES
 from app.matching import PatternEntry, PatternIndex
-from app.matching.frames import (
-    FRAME_INDEX_FILE,
-    LIBTPU_COMPILER,
-    FrameIndex,
-    ReleaseReading,
-    Worded,
-)
+from app.matching.frames import LIBTPU_COMPILER, FrameIndex
+from app.matching.release import ReleaseReading, Worded, date_by_wording, read_release
 
 
 @cache
@@ -86,7 +82,7 @@ def printed(site: dict[str, Any], wording: dict[str, str]) -> tuple[str, ...]:
 
 
 def nothing_read() -> ReleaseReading:
-    reading = FrameIndex.load().read(["a paste that tells no release"], [], None)
+    reading = read_release(FrameIndex.load(), ["a paste that tells no release"], [], None)
     assert reading.releases == ()
     return reading
 
@@ -105,7 +101,7 @@ def test_every_wording_of_a_reworded_message_dates_a_paste_that_tells_nothing_el
         for number, wording in enumerate(history):
             until = None if number == len(history) - 1 else wording["until"]
             message = Worded(3, wording["errorMessage"], (site["id"],), (until,))
-            dated = frames.dated(nothing_read(), [message])
+            dated = date_by_wording(frames, nothing_read(), [message])
             expected = printed(site, wording)
             if until is None and site["matchPattern"]:  # and by older wordings it reads
                 reads = compile_pattern(site["matchPattern"]).search
@@ -130,7 +126,7 @@ def test_the_frames_and_the_wording_narrow_the_releases_together() -> None:
     # Frames that read both wordings' releases; the older wording keeps only its own.
     both = tuple(sorted({*printed(site, older), *printed(site, newer)}, key=release_key))
     message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
-    dated = FrameIndex.load().dated(reading_of(both), [message])
+    dated = date_by_wording(FrameIndex.load(), reading_of(both), [message])
     assert dated.releases == printed(site, older)
     assert dated.used == printed(site, older)[-1]
 
@@ -143,7 +139,7 @@ def test_text_two_wordings_read_is_dated_by_both() -> None:
     both = tuple(sorted({*printed(site, older), *printed(site, newer)}, key=release_key))
     message = Worded(1, "", (site["id"],), (older["until"], newer["until"]))
     reading = reading_of(both)
-    assert FrameIndex.load().dated(reading, [message]) == reading
+    assert date_by_wording(FrameIndex.load(), reading, [message]) == reading
 
 
 def test_a_wording_the_frames_rule_out_is_reported_and_the_frames_kept() -> None:
@@ -151,7 +147,7 @@ def test_a_wording_the_frames_rule_out_is_reported_and_the_frames_kept() -> None
     older, newer = site["messageHistory"][:2]
     frames_read = printed(site, newer)
     message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
-    dated = FrameIndex.load().dated(reading_of(frames_read), [message])
+    dated = date_by_wording(FrameIndex.load(), reading_of(frames_read), [message])
     assert dated.releases == frames_read
     assert dated.contradiction == (
         f"the paste reads {runs(frames_read)} but its message's wording was printed in "
@@ -165,7 +161,7 @@ def test_the_users_version_outside_the_wordings_releases_is_reported() -> None:
     given = printed(site, newer)[-1]
     reading = replace(nothing_read(), given=given, used=given)
     message = Worded(1, older["errorMessage"], (site["id"],), (older["until"],))
-    dated = FrameIndex.load().dated(reading, [message])
+    dated = date_by_wording(FrameIndex.load(), reading, [message])
     assert dated.used == given
     assert dated.releases == printed(site, older)
     assert dated.contradiction == f"jaxVersion {given} but the paste reads {dated.span}"
@@ -183,7 +179,7 @@ def test_a_message_several_sites_print_is_dated_by_all_of_them() -> None:
         and not set(current[b]) <= set(current[a])
         and len({*current[a], *current[b]}) < len(frames.releases)
     )
-    dated = frames.dated(nothing_read(), [Worded(1, "", (first, second), (None,))])
+    dated = date_by_wording(frames, nothing_read(), [Worded(1, "", (first, second), (None,))])
     assert dated.releases == tuple(sorted({*current[first], *current[second]}, key=release_key))
 
 
@@ -201,10 +197,10 @@ def test_a_record_without_a_site_or_a_version_outside_tells_nothing_more(
     site = changed_sites()[0]
     older = site["messageHistory"][0]
     curated_only = Worded(1, "", (site["id"], "curated-without-a-site"), (older["until"],))
-    assert FrameIndex.load().dated(reading, [curated_only]) == reading
+    assert date_by_wording(FrameIndex.load(), reading, [curated_only]) == reading
     if reading.outside is not None:
         alone = Worded(1, "", (site["id"],), (older["until"],))
-        assert FrameIndex.load().dated(reading, [alone]) == reading
+        assert date_by_wording(FrameIndex.load(), reading, [alone]) == reading
 
 
 def test_a_message_of_sites_alike_in_all_else_is_the_newest_releases() -> None:

@@ -40,9 +40,9 @@ from jax.sharding import PartitionSpec as P
 from app.answers.catalog import Catalog
 from app.answers.match import MatchService
 from app.config import REPO_ROOT
+from app.jaxref.files import FUNCTIONS_FILE
 from app.jaxref.releases import newest_release
 from app.jaxref.templates import compile_pattern
-from app.knowledge.functions import FUNCTIONS_FILE
 from app.schemas.match import MatchRequest
 from tests.data.test_site_records import UNMINED, mined_sites
 from tests.oracle.answers import answers_to_the_raised_error
