@@ -1,27 +1,28 @@
-"""Paste in, known errors out: normalize, read the exceptions, match, type the values.
+"""Paste in, known errors out: the pipeline over the reader's stages.
 
-Exception messages are matched first; the rest of the paste is then scanned for lone
-messages (a chat line, a pytest summary, a message pasted without its class, inside a log
-line, a table cell or inline code), skipping traceback furniture such as the source line
-``raise ValueError("...")``; then for messages broken over two lines. An exception whose
-message matches nothing in full is tried as a message cut off part-way, which scores
-lower. A wrapper's words before a message (``INTERNAL: Mosaic failed to compile TPU
-kernel: ValueError: ...``) are not held against it, and the class it names is the one
-compared with the record's. With a ``FrameIndex`` the JAX release is read from the frames,
-an exception no message matches is named by the JAX frame that raised it, and a ``raise`` of
-JAX's quoted outside a traceback (an issue's code block) by the site it is.
+The paste is normalized and its exceptions read (``tracebacks``); with a ``FrameIndex``
+the JAX release is read from its frames. ``candidates`` then finds every place a record's
+pattern fits: the exceptions' messages first, then the rest of the paste for lone messages
+(a chat line, a pytest summary, a message pasted without its class, inside a log line, a
+table cell or inline code), skipping traceback furniture such as the source line
+``raise ValueError("...")``, then messages broken over two lines; an exception whose
+message matches nothing in full is tried as a message cut off part-way, which scores lower.
+With a frame index, an exception no message matches is named by the JAX frame that raised
+it, and a ``raise`` of JAX's quoted outside a traceback (an issue's code block) by the site
+it is.
 
-One match is reported per distinct error: each exception (or lone line) yields its best
-record, the other records that also fit are listed as alternatives, and an error seen in
-several places (JAX prints it twice; a pytest summary repeats it) is reported once.
-Root causes come first.
+``ranking`` reports one match per distinct error: each exception (or lone line) yields its
+best record, the other records that also fit are listed as alternatives, and an error seen
+in several places (JAX prints it twice; a pytest summary repeats it) is reported once. Root
+causes come first. The matches then date the release further, and the sites no match
+explains are reported after them.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 
 from app.matching.candidates import (
@@ -35,17 +36,35 @@ from app.matching.candidates import (
     staged,
 )
 from app.matching.compilers import backends_wrapping
-from app.matching.frames import FrameIndex, RaisePoint
+from app.matching.frames import FrameIndex, RaisePoint, ReleaseReading
 from app.matching.index import AnyIndex
 from app.matching.normalize import NormalizedPaste, normalize
-from app.matching.ranking import best_per_error, nowhere_told, unknown_rank, version_tuple, worded
-from app.matching.report import FoundException, MatchReport
-from app.matching.tracebacks import ExceptionRecord, read_exceptions
+from app.matching.ranking import (
+    PasteContext,
+    best_per_error,
+    nowhere_told,
+    unknown_rank,
+    version_tuple,
+    worded,
+)
+from app.matching.report import Candidate, FoundException, Match, MatchReport
+from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
 
 # Exceptions read of one paste, the last ones: a log of the same failure printed thousands of
 # times would otherwise cost time and an answer that grow with it (75,000 one-line errors in
 # a 1 MiB paste took 6 s). The failure that ended a run is printed last.
 MAX_EXCEPTIONS_READ = 256
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A paste as the stages after its reading take it."""
+
+    paste: NormalizedPaste
+    reading: Reading
+    records: Sequence[ExceptionRecord]  # the exceptions read: the last MAX_EXCEPTIONS_READ
+    index: AnyIndex
+    frames: FrameIndex | None
 
 
 def match_paste(
@@ -65,10 +84,30 @@ def match_paste(
     if frames is not None:
         release = frames.read(paste.lines, reading.structure, jax_version, paste.origins)
         jax_version = release.used
+    read = _Read(paste, reading, reading.exceptions[-MAX_EXCEPTIONS_READ:], index, frames)
+    candidates, shown = _candidates(read)
+    points = _raise_points(read, release)
+    matches = best_per_error(candidates, _ranking_context(read, release, jax_version, points))
+    if frames is not None and release is not None:
+        dating = [w for m in matches if (w := worded(m, index)) is not None]
+        release = frames.dated(release, dating)
+    found = tuple(_found(record, paste) for record in read.records)
+    matched = {c.error for c in candidates}
+    unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
+    unexplained = [point for error, at in points.items() if error not in matched for point in at]
+    located = _sites_left(read, release, unexplained, matches, shown)
+    skipped = len(reading.exceptions) - len(read.records)
+    return MatchReport(matches, found, unmatched, release, located, skipped)
+
+
+def _candidates(read: _Read) -> tuple[list[Candidate], list[RaisePoint]]:
+    """Every fit of a record's pattern in the paste, and the statements of JAX's that its
+    lines outside the exceptions quote (an issue's code block), read once."""
+    paste, reading, records = read.paste, read.reading, read.records
+    index, frames = read.index, read.frames
     # Every line of every printing of a message belongs to its exception, not to the loose
     # lines; the loose lines therefore do not depend on what the messages match.
     claimed = {n for r in reading.exceptions for n in (*r.message_line_numbers, *r.repeated_lines)}
-    records = reading.exceptions[-MAX_EXCEPTIONS_READ:]
     unread = set(range(len(paste.lines))).difference(claimed, reading.structure)
     loose = [n for n in sorted(unread) if paste.lines[n].strip()]
     joined = [" ".join(part.strip() for part in record.message_lines) for record in records]
@@ -81,7 +120,6 @@ def match_paste(
     candidates += in_cut_messages(records, joined, index, explained)
     loose_text = "\n".join([paste.lines[n] for n in loose])
     in_lines = in_loose_lines(paste, loose, loose_text, hits[split:], len(texts), index, joined)
-    # The statements of JAX's that the loose lines quote (an issue's code block), read once.
     shown: list[RaisePoint] = []
     if frames is not None and ("raise" in loose_text or "assert" in loose_text):
         shown = frames.quoted_points(paste.lines, loose)
@@ -94,22 +132,44 @@ def match_paste(
         candidates = called_from_the_raising_frame(
             candidates, index, frames, paste.lines, reading.structure, records
         )
+    return candidates, shown
 
+
+def _raise_points(
+    read: _Read, release: ReleaseReading | None
+) -> dict[tuple[str, int], list[RaisePoint]]:
+    """By exception, the sites of JAX's its raising frame points at, surest first: none
+    where JAX printed it after its staging wrapper, or without a frame index."""
     points: dict[tuple[str, int], list[RaisePoint]] = {}
-    if frames is not None:
-        for number, record in enumerate(records):
-            if staged(record, paste.lines):
-                continue
-            at = frames.raise_points(
-                paste.lines,
-                reading.structure,
-                record.first_line,
-                record.short_class,
-                record.raised_at,
-                release.releases if release is not None else (),
-            )
-            if at:
-                points[("exception", number)] = at
+    if read.frames is None:
+        return points
+    lines = read.paste.lines
+    for number, record in enumerate(read.records):
+        if staged(record, lines):
+            continue
+        at = read.frames.raise_points(
+            lines,
+            read.reading.structure,
+            record.first_line,
+            record.short_class,
+            record.raised_at,
+            release.releases if release is not None else (),
+        )
+        if at:
+            points[("exception", number)] = at
+    return points
+
+
+def _ranking_context(
+    read: _Read,
+    release: ReleaseReading | None,
+    jax_version: str | None,
+    points: dict[tuple[str, int], list[RaisePoint]],
+) -> PasteContext:
+    """What ranking reads of the paste: the releases it follows, the records whose sites
+    raised its exceptions (``points``), and what tells apart records printing the same
+    words, the costlier of which is computed only when first asked."""
+    paste, frames = read.paste, read.frames
     raised = {
         error: {p.record_id for p in at if p.record_id is not None} for error, at in points.items()
     }
@@ -122,10 +182,9 @@ def match_paste(
     def backends_shown() -> frozenset[str]:
         if frames is None and not wrapping():
             return frozenset()
-        framed = frames.backends_shown(paste.lines, reading.structure) if frames else set()
+        framed = frames.backends_shown(paste.lines, read.reading.structure) if frames else set()
         return frozenset({"core", *framed, *wrapping()})
 
-    backends = cache(backends_shown)
     newest = frames.newest_rank if frames is not None else unknown_rank
     # A site that none of the paste's releases (the user's, if given) can raise.
     outside: Callable[[str], bool] = nowhere_told
@@ -136,32 +195,35 @@ def match_paste(
     earliest = jax_version
     if release is not None and release.given is None and release.releases:
         earliest = release.releases[0]
-    matches = best_per_error(
-        candidates,
-        index,
+    return PasteContext(
+        read.index,
         paste,
-        (version_tuple(jax_version), version_tuple(earliest)),
+        version_tuple(jax_version),
+        version_tuple(earliest),
         raised,
         quoted,
-        backends,
+        cache(backends_shown),
         wrapping,
         newest,
         outside,
     )
-    if frames is not None and release is not None:
-        dating = [w for m in matches if (w := worded(m, index)) is not None]
-        release = frames.dated(release, dating)
-    found = tuple(_found(record, paste) for record in records)
-    matched = {c.error for c in candidates}
-    unmatched = tuple(f for n, f in enumerate(found) if ("exception", n) not in matched)
-    unexplained = [point for error, at in points.items() if error not in matched for point in at]
-    # Then the sites a traceback cut before its message ends at, and those the paste quotes,
-    # where nothing before names them.
+
+
+def _sites_left(
+    read: _Read,
+    release: ReleaseReading | None,
+    unexplained: list[RaisePoint],
+    matches: Sequence[Match],
+    shown: Sequence[RaisePoint],
+) -> tuple[RaisePoint, ...]:
+    """The sites of the exceptions no message matched (``unexplained``), then the sites a
+    traceback cut before its message ends at, and those the paste quotes (``shown``), where
+    nothing before names them; with line numbers as the user sees them."""
     cut: list[RaisePoint] = []
-    if frames is not None:
+    if read.frames is not None:
         possible = release.releases if release is not None else ()
-        for end in reading.unfinished:
-            cut += frames.cut_points(paste.lines, reading.structure, end, possible)
+        for end in read.reading.unfinished:
+            cut += read.frames.cut_points(read.paste.lines, read.reading.structure, end, possible)
     if cut or shown:
         named = {p.record_id for p in unexplained}
         named.update(r for m in matches for r in (m.record_id, *m.alternatives))
@@ -169,12 +231,10 @@ def match_paste(
             if point.record_id not in named:
                 unexplained.append(point)
                 named.add(point.record_id)
-    located = tuple(
-        replace(point, paste_line=paste.original_line_number(point.paste_line))
+    return tuple(
+        replace(point, paste_line=read.paste.original_line_number(point.paste_line))
         for point in unexplained
     )
-    skipped = len(reading.exceptions) - len(records)
-    return MatchReport(matches, found, unmatched, release, located, skipped)
 
 
 def _found(record: ExceptionRecord, paste: NormalizedPaste) -> FoundException:
