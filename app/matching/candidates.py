@@ -1,15 +1,11 @@
-"""Where records' patterns fit a paste: each fit found, as a ``Candidate`` for ranking.
+"""Where records' patterns fit a paste: every fit, as a ``Candidate`` scored by where it is.
 
 The first stage of ``matcher.match_paste`` after the paste is read: the exceptions'
-messages (line by line, joined, or cut off part-way), then the lines outside any exception
-(a chat line, a pytest summary, a log line, a table cell, inline code, a message broken
-over two lines), each fit scored by where it was found. A wrapper's words before a message
-(``INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ...``) are not held against
-it, and the class they name is the one compared with the record's. Records of Python's own
-errors at calls between JAX and user code are kept only where the paste's frames show that
-call, and a record of a helper with no site of its own is given the frame that called it.
-Finding every fit is kept apart from choosing among them (``ranking``), so that what is
-read of the paste and what is preferred can each be followed on its own.
+messages (each line, joined, or cut off part-way), then the lines outside any exception (a
+chat line, a log line, a table cell, inline code, a message broken over two lines), then
+the checks of records of Python's own errors at calls between JAX and user code against the
+frames that made the call. Finding is kept apart from choosing (``ranking``) so that what is
+read of a paste can be followed without what is preferred.
 """
 
 from __future__ import annotations
@@ -77,173 +73,16 @@ _LEAD_IN = re.compile(
     rf"|Failed to lower|{_MLIR_DIAGNOSTIC})"
     r"\s*:\s*)+\Z"
 )
-# libtpu's code and name of an error, right before its message: "E2003:
-# CompileTimeMosaicUnprovenMemoryAccessAlignment: cannot statically prove that …"
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 _CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")  # each class a lead-in names
 # Widths at which terminals and consoles commonly cut long lines.
 TERMINAL_WIDTHS = frozenset({80, 100, 120, 132, 160, 200})
-
-
-def at_their_callers(
-    candidates: Sequence[Candidate],
-    index: AnyIndex,
-    frames: FrameIndex | None,
-    lines: Sequence[str],
-    structure: frozenset[int],
-    records: Sequence[ExceptionRecord],
-) -> list[Candidate]:
-    """The candidates, less those of records of Python's own error at JAX's call of user
-    code (``PatternEntry.called_by``) where that call did not raise it: ``f() takes 2
-    positional arguments but 3 were given`` is a kernel's only where the innermost of JAX's
-    frames after the user's last, past the wrappers the record names, is a function that
-    calls the kernel. So the same words raised in the user's own code (its frame is last), in
-    another of JAX's calls (``run_scoped`` calls its body through the same wrapper), or
-    in no traceback at all are not the record's. Those kept carry the frame of the call.
-
-    The other way round, a record of Python's own error at the user's call of one of JAX's
-    functions (``PatternEntry.call_of``) is read only where Python names the function as
-    JAX's is named (``kernel()``, not a method's ``Model.kernel()``), no frame of JAX's
-    follows the user's last, and that frame's line, if shown, calls the function: ``kernel()
-    takes 2 positional arguments but 3 were given`` is ``plgpu.kernel``'s at
-    ``plgpu.kernel(body, a, b)``, not at JAX's call of a kernel the user named ``kernel``,
-    nor at a bare ``kernel(a, b, c)`` of a paste that defines ``kernel`` or never shows JAX."""
-    kept = []
-    calling: dict[int, Calling] = {}
-    for candidate in candidates:
-        entry = index.entries[candidate.hit.entry]
-        called_by = entry.called_by
-        if called_by is None and not entry.call_of:
-            kept.append(candidate)
-            continue
-        if entry.call_of and _named_otherwise(candidate):
-            continue
-        kind, number = candidate.error
-        if frames is None or kind != "exception":
-            if entry.call_of:  # no frames to tell who called
-                kept.append(candidate)
-            continue
-        if number not in calling:
-            record = records[number]
-            calling[number] = frames.calling_frames(
-                lines, structure, record.first_line, record.raised_at
-            )
-        shown = calling[number]
-        if called_by is None:
-            if not shown.frames and _calls_one_of(entry.call_of, shown.user_source, lines):
-                kept.append(candidate)
-            continue
-        caller = next(
-            (f for f in shown.frames if (f.file, f.function) not in called_by.through), None
-        )
-        if caller is not None and (caller.file, caller.function) in called_by.callers:
-            kept.append(replace(candidate, caller=caller))
-        elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
-            kept.append(candidate)
-    return _named_keyword_first(kept, index)
-
-
-def called_from_the_raising_frame(
-    candidates: list[Candidate],
-    index: AnyIndex,
-    frames: FrameIndex,
-    lines: Sequence[str],
-    structure: frozenset[int],
-    records: Sequence[ExceptionRecord],
-) -> list[Candidate]:
-    """The candidates, those of a record with no mined site (an error of a helper outside
-    the mined files: jaxlib's C++ ``safe_zip`` or ``safe_map``) given the frame of JAX's that
-    raised it, where the paste shows one whose line raises nothing: the function that called
-    the helper (``lower_jaxpr_to_triton_ir``, a GPU pipeline's ``loop_body``), which tells
-    what was zipped or mapped and is linked in place of the record's pinned line."""
-    raising: dict[int, Frame | None] = {}
-    kept = []
-    for candidate in candidates:
-        kind, number = candidate.error
-        record_id = index.entries[candidate.hit.entry].record_id
-        if candidate.caller is not None or kind != "exception" or frames.site_of(record_id):
-            kept.append(candidate)
-            continue
-        if number not in raising:
-            record = records[number]
-            found = None
-            if not staged(record, lines):
-                found = frames.raising_frame(lines, structure, record.first_line, record.raised_at)
-            caller = found[0] if found is not None else None
-            raising[number] = caller if caller and not frames.sites_at(caller) else None
-        frame = raising[number]
-        kept.append(candidate if frame is None else replace(candidate, caller=frame))
-    return kept
-
-
-def staged(record: ExceptionRecord, lines: Sequence[str]) -> bool:
-    """Whether JAX printed the exception after its staging wrapper: the frames above it
-    staged the operation; none of them raised it."""
-    return STAGING_WRAPPER in lines[record.first_line]
-
-
-def _named_keyword_first(candidates: list[Candidate], index: AnyIndex) -> list[Candidate]:
-    """The candidates, less a call's record of any keyword (its pattern reads the keyword,
-    ``(?P<keyword>…)``) where a record of that very keyword fits the same error: the one
-    says in which releases that keyword is refused, the other only that some keyword is."""
-    named = {
-        c.error
-        for c in candidates
-        if index.entries[c.hit.entry].call_of and "keyword" not in c.hit.captures
-    }
-    return [
-        c
-        for c in candidates
-        if not (
-            c.error in named and index.entries[c.hit.entry].call_of and "keyword" in c.hit.captures
-        )
-    ]
-
-
-def _named_otherwise(candidate: Candidate) -> bool:
-    """Whether Python's message qualifies the function it names further than the record
-    does: ``Model.kernel()`` or ``main.<locals>.kernel()`` for the record's ``kernel()``."""
-    before = candidate.text[: candidate.hit.start]
-    return before[-1:] == "." or before[-1:].isidentifier()
-
-
-def _calls_one_of(names: frozenset[str], source: str | None, lines: Sequence[str]) -> bool:
-    """Whether the user's own line, where the error was raised, calls a function of one of
-    ``names`` (``plgpu.copy_gmem_to_smem(x, smem)``), or is not shown. A call of the bare
-    name (``kernel(a, b, c)``) is JAX's function only in a paste that shows JAX somewhere
-    and does not define a function of that name itself."""
-    if source is None:
-        return True
-    for name in names:
-        for call in re.finditer(rf"(\.\s*)?\b{re.escape(name)}\s*\(", source):
-            if call[1] or _bare_call_may_be_jaxs(name, lines):
-                return True
-    return False
-
-
-def _bare_call_may_be_jaxs(name: str, lines: Sequence[str]) -> bool:
-    """Whether the paste shows JAX somewhere and defines no function ``name`` of its own."""
-    text = "\n".join(lines)
-    defined = re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.M)
-    return defined is None and "jax" in text.lower()
-
-
-def _called_under(under: frozenset[str], source: str | None, candidate: Candidate) -> bool:
-    """Whether the user's own line, the last frame where JAX hid all of its own, calls one of
-    JAX's functions ``under`` and passes it the function Python's message names:
-    ``lax.fori_loop(0, 4, body, x)`` for ``body() takes 1 positional argument…``, a
-    ``lambda`` written there for ``<lambda>()``. A message naming a function that line does
-    not pass, or calls itself (``fori_loop(0, 4, make_body(a, b), x)``), is the user's own
-    call's."""
-    if not under or source is None:
-        return False
-    opening = candidate.text[candidate.hit.start :]
-    called = opening[: opening.find("()")].rsplit(".", 1)[-1].strip("<>")
-    names = "|".join(re.escape(name) for name in sorted(under))
-    call = re.search(rf"\b(?:{names})\s*\(", source)
-    if call is None or called not in re.findall(r"\w+", source[call.end() :]):
-        return False
-    return called == "lambda" or not re.search(rf"\b{re.escape(called)}\s*\(", source)
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# How a line that goes on with the one before starts (a word in lower case, a value),
+# where a new sentence, exception or log line would start with a capital or a prefix.
+_CONTINUING = frozenset(string.ascii_lowercase + string.digits + "([{<'\"")
+# Where a message inside a line ends: a closing backtick or a table cell's pipe.
+_CLOSING = re.compile(r"`|\s+\|")
 
 
 def message_texts(
@@ -447,47 +286,6 @@ def in_loose_lines(
     return candidates
 
 
-def quotes_known_source(
-    lines: Sequence[str], candidate: Candidate, starts: Collection[int] | None
-) -> bool:
-    """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff)
-    that names its sites itself: one starting on a line of ``starts``, those of the
-    statements ``FrameIndex.quoted_points`` placed (``None``, without a frame index: any
-    statement). It quotes its message's template then, and is no error of its own. A
-    statement no mined release has (a newer JAX's, reworded) still names its record by the
-    words the match found. Asked of the few lines that matched, not of every line."""
-    start = _statement_start(lines, candidate)
-    return start is not None and (starts is None or start in starts)
-
-
-def _statement_start(lines: Sequence[str], candidate: Candidate) -> int | None:
-    """The line of the ``raise`` or ``assert`` the candidate's line is part of: the line
-    itself, or one above with its parenthesis still open (``raise ValueError(`` then the
-    message)."""
-    last = candidate.line + (candidate.found_in == "wrapped line")
-    for number in range(candidate.line, last + 1):
-        if STATEMENT.match(lines[number]):
-            return number
-    for start in range(candidate.line - 1, max(-1, candidate.line - MAX_STATEMENT_LINES), -1):
-        if STATEMENT.match(lines[start]):
-            above = "".join(lines[start : candidate.line])
-            return start if above.count("(") > above.count(")") else None
-    return None
-
-
-def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:
-    """The spans in backticks of a line, each as ``in_loose_lines`` tries a cut, with
-    whether a marker cut it: the text up to a truncation marker inside it (a span
-    ``ValueError: Async copies req…``), else the whole span, which may end part-way through
-    a message without a marker."""
-    for span in _CODE_SPAN.findall(text):
-        cut = find_truncation(span) if markers else None
-        if cut is None:
-            yield span, False
-        else:
-            yield span[: cut.start()].strip(), True
-
-
 def _in_wrapped_lines(
     paste: NormalizedPaste, loose: Sequence[int], found: set[int], index: AnyIndex
 ) -> list[Candidate]:
@@ -529,20 +327,25 @@ def _in_wrapped_lines(
     return candidates
 
 
+def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:
+    """The spans in backticks of a line, each as ``in_loose_lines`` tries a cut, with
+    whether a marker cut it: the text up to a truncation marker inside it (a span
+    ``ValueError: Async copies req…``), else the whole span, which may end part-way through
+    a message without a marker."""
+    for span in _CODE_SPAN.findall(text):
+        cut = find_truncation(span) if markers else None
+        if cut is None:
+            yield span, False
+        else:
+            yield span[: cut.start()].strip(), True
+
+
 def _reads_like_prose(index: AnyIndex, entry: int) -> bool:
     """Whether the entry's literal text is too short to tell its message from a sentence.
     A pattern with no literal text at all is a curator's regular expression, taken as
     written."""
     literal = sum(map(len, index.literals(entry)))
     return 0 < literal < LOOSE_MIN_LITERAL
-
-
-_CODE_SPAN = re.compile(r"`([^`]+)`")
-# How a line that goes on with the one before starts (a word in lower case, a value),
-# where a new sentence, exception or log line would start with a capital or a prefix.
-_CONTINUING = frozenset(string.ascii_lowercase + string.digits + "([{<'\"")
-# Where a message inside a line ends: a closing backtick or a table cell's pipe.
-_CLOSING = re.compile(r"`|\s+\|")
 
 
 def _closed(hit: Hit, text: str) -> Hit:
@@ -562,3 +365,192 @@ def _closed(hit: Hit, text: str) -> Hit:
     if not kept:
         return hit
     return replace(hit, captures={**hit.captures, name: kept}, end=hit.end - len(value) + len(kept))
+
+
+def quotes_known_source(
+    lines: Sequence[str], candidate: Candidate, starts: Collection[int] | None
+) -> bool:
+    """Whether a loose line's match is in a ``raise`` shown as source (a code block, a diff)
+    that names its sites itself: one starting on a line of ``starts``, those of the
+    statements ``FrameIndex.quoted_points`` placed (``None``, without a frame index: any
+    statement). It quotes its message's template then, and is no error of its own. A
+    statement no mined release has (a newer JAX's, reworded) still names its record by the
+    words the match found. Asked of the few lines that matched, not of every line."""
+    start = _statement_start(lines, candidate)
+    return start is not None and (starts is None or start in starts)
+
+
+def _statement_start(lines: Sequence[str], candidate: Candidate) -> int | None:
+    """The line of the ``raise`` or ``assert`` the candidate's line is part of: the line
+    itself, or one above with its parenthesis still open (``raise ValueError(`` then the
+    message)."""
+    last = candidate.line + (candidate.found_in == "wrapped line")
+    for number in range(candidate.line, last + 1):
+        if STATEMENT.match(lines[number]):
+            return number
+    for start in range(candidate.line - 1, max(-1, candidate.line - MAX_STATEMENT_LINES), -1):
+        if STATEMENT.match(lines[start]):
+            above = "".join(lines[start : candidate.line])
+            return start if above.count("(") > above.count(")") else None
+    return None
+
+
+def at_their_callers(
+    candidates: Sequence[Candidate],
+    index: AnyIndex,
+    frames: FrameIndex | None,
+    lines: Sequence[str],
+    structure: frozenset[int],
+    records: Sequence[ExceptionRecord],
+) -> list[Candidate]:
+    """The candidates, less those of records of Python's own error at JAX's call of user
+    code (``PatternEntry.called_by``) where that call did not raise it: ``f() takes 2
+    positional arguments but 3 were given`` is a kernel's only where the innermost of JAX's
+    frames after the user's last, past the wrappers the record names, is a function that
+    calls the kernel. So the same words raised in the user's own code (its frame is last), in
+    another of JAX's calls (``run_scoped`` calls its body through the same wrapper), or
+    in no traceback at all are not the record's. Those kept carry the frame of the call.
+
+    The other way round, a record of Python's own error at the user's call of one of JAX's
+    functions (``PatternEntry.call_of``) is read only where Python names the function as
+    JAX's is named (``kernel()``, not a method's ``Model.kernel()``), no frame of JAX's
+    follows the user's last, and that frame's line, if shown, calls the function: ``kernel()
+    takes 2 positional arguments but 3 were given`` is ``plgpu.kernel``'s at
+    ``plgpu.kernel(body, a, b)``, not at JAX's call of a kernel the user named ``kernel``,
+    nor at a bare ``kernel(a, b, c)`` of a paste that defines ``kernel`` or never shows JAX."""
+    kept = []
+    calling: dict[int, Calling] = {}
+    for candidate in candidates:
+        entry = index.entries[candidate.hit.entry]
+        called_by = entry.called_by
+        if called_by is None and not entry.call_of:
+            kept.append(candidate)
+            continue
+        if entry.call_of and _named_otherwise(candidate):
+            continue
+        kind, number = candidate.error
+        if frames is None or kind != "exception":
+            if entry.call_of:  # no frames to tell who called
+                kept.append(candidate)
+            continue
+        if number not in calling:
+            record = records[number]
+            calling[number] = frames.calling_frames(
+                lines, structure, record.first_line, record.raised_at
+            )
+        shown = calling[number]
+        if called_by is None:
+            if not shown.frames and _calls_one_of(entry.call_of, shown.user_source, lines):
+                kept.append(candidate)
+            continue
+        caller = next(
+            (f for f in shown.frames if (f.file, f.function) not in called_by.through), None
+        )
+        if caller is not None and (caller.file, caller.function) in called_by.callers:
+            kept.append(replace(candidate, caller=caller))
+        elif not shown.frames and _called_under(called_by.under, shown.user_source, candidate):
+            kept.append(candidate)
+    return _named_keyword_first(kept, index)
+
+
+def _named_keyword_first(candidates: list[Candidate], index: AnyIndex) -> list[Candidate]:
+    """The candidates, less a call's record of any keyword (its pattern reads the keyword,
+    ``(?P<keyword>…)``) where a record of that very keyword fits the same error: the one
+    says in which releases that keyword is refused, the other only that some keyword is."""
+    named = {
+        c.error
+        for c in candidates
+        if index.entries[c.hit.entry].call_of and "keyword" not in c.hit.captures
+    }
+    return [
+        c
+        for c in candidates
+        if not (
+            c.error in named and index.entries[c.hit.entry].call_of and "keyword" in c.hit.captures
+        )
+    ]
+
+
+def _named_otherwise(candidate: Candidate) -> bool:
+    """Whether Python's message qualifies the function it names further than the record
+    does: ``Model.kernel()`` or ``main.<locals>.kernel()`` for the record's ``kernel()``."""
+    before = candidate.text[: candidate.hit.start]
+    return before[-1:] == "." or before[-1:].isidentifier()
+
+
+def _calls_one_of(names: frozenset[str], source: str | None, lines: Sequence[str]) -> bool:
+    """Whether the user's own line, where the error was raised, calls a function of one of
+    ``names`` (``plgpu.copy_gmem_to_smem(x, smem)``), or is not shown. A call of the bare
+    name (``kernel(a, b, c)``) is JAX's function only in a paste that shows JAX somewhere
+    and does not define a function of that name itself."""
+    if source is None:
+        return True
+    for name in names:
+        for call in re.finditer(rf"(\.\s*)?\b{re.escape(name)}\s*\(", source):
+            if call[1] or _bare_call_may_be_jaxs(name, lines):
+                return True
+    return False
+
+
+def _bare_call_may_be_jaxs(name: str, lines: Sequence[str]) -> bool:
+    """Whether the paste shows JAX somewhere and defines no function ``name`` of its own."""
+    text = "\n".join(lines)
+    defined = re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.M)
+    return defined is None and "jax" in text.lower()
+
+
+def _called_under(under: frozenset[str], source: str | None, candidate: Candidate) -> bool:
+    """Whether the user's own line, the last frame where JAX hid all of its own, calls one of
+    JAX's functions ``under`` and passes it the function Python's message names:
+    ``lax.fori_loop(0, 4, body, x)`` for ``body() takes 1 positional argument…``, a
+    ``lambda`` written there for ``<lambda>()``. A message naming a function that line does
+    not pass, or calls itself (``fori_loop(0, 4, make_body(a, b), x)``), is the user's own
+    call's."""
+    if not under or source is None:
+        return False
+    opening = candidate.text[candidate.hit.start :]
+    called = opening[: opening.find("()")].rsplit(".", 1)[-1].strip("<>")
+    names = "|".join(re.escape(name) for name in sorted(under))
+    call = re.search(rf"\b(?:{names})\s*\(", source)
+    if call is None or called not in re.findall(r"\w+", source[call.end() :]):
+        return False
+    return called == "lambda" or not re.search(rf"\b{re.escape(called)}\s*\(", source)
+
+
+def called_from_the_raising_frame(
+    candidates: list[Candidate],
+    index: AnyIndex,
+    frames: FrameIndex,
+    lines: Sequence[str],
+    structure: frozenset[int],
+    records: Sequence[ExceptionRecord],
+) -> list[Candidate]:
+    """The candidates, those of a record with no mined site (an error of a helper outside
+    the mined files: jaxlib's C++ ``safe_zip`` or ``safe_map``) given the frame of JAX's that
+    raised it, where the paste shows one whose line raises nothing: the function that called
+    the helper (``lower_jaxpr_to_triton_ir``, a GPU pipeline's ``loop_body``), which tells
+    what was zipped or mapped and is linked in place of the record's pinned line."""
+    raising: dict[int, Frame | None] = {}
+    kept = []
+    for candidate in candidates:
+        kind, number = candidate.error
+        record_id = index.entries[candidate.hit.entry].record_id
+        if candidate.caller is not None or kind != "exception" or frames.site_of(record_id):
+            kept.append(candidate)
+            continue
+        if number not in raising:
+            record = records[number]
+            found = None
+            if not staged(record, lines):
+                found = frames.raising_frame(lines, structure, record.first_line, record.raised_at)
+            caller = found[0] if found is not None else None
+            raising[number] = caller if caller and not frames.sites_at(caller) else None
+        frame = raising[number]
+        kept.append(candidate if frame is None else replace(candidate, caller=frame))
+    return kept
+
+
+def staged(record: ExceptionRecord, lines: Sequence[str]) -> bool:
+    """Whether JAX printed the exception after its staging wrapper: the frames above it
+    staged the operation; none of them raised it."""
+    return STAGING_WRAPPER in lines[record.first_line]

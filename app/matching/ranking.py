@@ -116,7 +116,7 @@ def _entry(candidate: Candidate, context: RankingContext) -> PatternEntry:
 
 def _printed_otherwise(candidate: Candidate, context: RankingContext) -> bool:
     """Whether the record expects another class than the message is printed with."""
-    printed = printed_class(candidate) if context.several else None
+    printed = _printed_class(candidate) if context.several else None
     return (
         printed is not None
         and _entry(candidate, context).metadata.get("exception_class") != printed
@@ -325,7 +325,7 @@ def _alternatives(
     others = dict.fromkeys(index.entries[entry].record_id for entry in kept)
     others.pop(record_id, None)
     literal = index.specificity(chosen.hit.entry)[0]
-    printed = printed_class(chosen)
+    printed = _printed_class(chosen)
     if index.entries[chosen.hit.entry].metadata.get("exception_class") != printed:
         printed = None
     alike = dict.fromkeys(
@@ -361,7 +361,7 @@ def _backend(entry: PatternEntry) -> str:
     return backend_of(file) if file else "core"
 
 
-def printed_class(candidate: Candidate) -> str | None:
+def _printed_class(candidate: Candidate) -> str | None:
     """The class the message is printed with, by its own name: the last one standing right
     before it, else its exception's. A wrapper's class counts here, unlike in ``_agreement``:
     Pallas's lowerings each raise "Exception while lowering eqn:" with a class of their own
