@@ -13,7 +13,7 @@ from app.matching.index import (
     PatternIndex,
     SkippedEntry,
 )
-from app.matching.matcher import FoundException, Match, MatchReport, match_paste
+from app.matching.matcher import match_paste
 from app.matching.normalize import (
     MAX_PASTE_BYTES,
     NormalizedPaste,
@@ -23,6 +23,7 @@ from app.matching.normalize import (
     normalize,
     paste_end,
 )
+from app.matching.report import FoundException, Match, MatchReport
 from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
 from app.matching.values import TypedValues, ValueSource, find_value_sources, type_values
 

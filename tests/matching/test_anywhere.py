@@ -8,7 +8,8 @@ import html
 
 import pytest
 
-from app.matching.matcher import Match, MatchReport, match_paste
+from app.matching.matcher import match_paste
+from app.matching.report import Match, MatchReport
 
 from .catalog import EXAMPLES, catalog_index, everything, mined_records
 

@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from app.matching.frames import FrameIndex
 from app.matching.index import PatternEntry, PatternIndex
-from app.matching.matcher import Match, MatchReport, match_paste
+from app.matching.matcher import match_paste
 from app.matching.normalize import UnreadablePaste
+from app.matching.report import Match, MatchReport
 
 from .catalog import (
     EXAMPLES,
