@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from sqlalchemy import Engine
 from starlette.middleware.cors import CORSMiddleware
 
 from app import collector
@@ -77,6 +78,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         docs_url=None,  # /docs is a page of app/web, with Swagger UI served from here
         redoc_url=None,
     )
+    _hold_state(app, settings, engine)
+    _route(app)
+    _add_middleware(app, settings)
+    return app
+
+
+def _hold_state(app: FastAPI, settings: Settings, engine: Engine) -> None:
+    """What the app's requests share, on ``app.state``: the database, caches, shared runs."""
     app.state.settings = settings
     app.state.engine = engine
     app.state.session_factory = make_session_factory(engine)
@@ -89,6 +98,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.record_refresh = SharedRun()
     app.state.slack_replays = ReplayCache()
 
+
+def _route(app: FastAPI) -> None:
+    """Problem documents, the API's and the web pages' routes, and the static files."""
     problems.install(app, page=problem_page)
     document_problems(app)
     # Routes are tried in order: the probes, then the busiest; compute before match, whose
@@ -102,6 +114,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(web.router)
     app.mount("/static/swagger-ui", StaticFiles(directory=SWAGGER_UI_DIR), name="swagger-ui")
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+
+
+def _add_middleware(app: FastAPI, settings: Settings) -> None:
+    """The middleware, innermost first: body size, rate limit, CORS, headers, observability."""
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst
@@ -116,4 +132,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
     app.add_middleware(DefaultHeaders)
     observability.install(app)  # outermost: request ids, access log, latency
-    return app

@@ -19,7 +19,7 @@ from app.jaxref import messages
 from app.jaxref.releases import source_url, span
 from app.jaxref.scope import CPP_SCOPE, repo_root
 from app.jaxref.templates import MIN_MATCHABLE_LITERAL, derive_pattern, split_template
-from app.knowledge.cpp import mine_cpp
+from app.knowledge.cpp_sites import mine_cpp
 from app.knowledge.history import Appearance, Found, Track, Wording, link_release, source_window
 from app.knowledge.python_source import mine_python
 from app.knowledge.sites import Site

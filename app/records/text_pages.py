@@ -112,29 +112,8 @@ def parse_page(
     header, the error message or the footer's record id is missing.
     """
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-
-    header_at = next((i for i, line in enumerate(lines) if line), None)
-    if header_at is None:
-        raise PageParseError("the page is empty", field="repo", line=None)
-    header = HEADER_RE.fullmatch(lines[header_at].strip())
-    if header is None:
-        raise PageParseError(
-            "expected the header 'repo · severity · ErrorClass'", field="repo", line=header_at + 1
-        )
-
-    footer = next(
-        (
-            (i, found)
-            for i in range(len(lines) - 1, header_at, -1)
-            if (found := FOOTER_ID_RE.search(lines[i]))
-        ),
-        None,
-    )
-    if footer is None:
-        raise PageParseError(
-            "no footer with 'Data as JSON: /api/errors/<id>'", field="id", line=None
-        )
-    footer_at, footer_id = footer
+    header_at, header = _header(lines)
+    footer_at, footer_id = _footer(lines, header_at)
     analysis = FOOTER_ANALYSIS_RE.search(lines[footer_at])
 
     sections = _split_sections(lines, header_at, footer_at)
@@ -143,26 +122,8 @@ def parse_page(
 
     short_sha = source.pinned_sha or (analysis["sha"] if analysis else None)
     sha = (resolve_sha(short_sha) if resolve_sha and short_sha else None) or short_sha
-    github_url = None
-    if sha and source.file_path and source.start is not None:
-        github_url = (
-            f"https://github.com/{header['repo']}/blob/{sha}/{source.file_path}"
-            f"#L{source.start}-L{source.end}"
-        )
 
-    def text_of(heading: str) -> str | None:
-        section = sections.get(heading)
-        return section.text() if section else None
-
-    def items_of(heading: str) -> list[str]:
-        section = sections.get(heading)
-        return section.items() if section else []
-
-    if any(heading in sections for heading in (DEFENSIVE_PATTERNS, VALIDATE, TYPE_GUARD)):
-        example_fix = text_of("Example fix")
-        validation_code, type_guard = text_of(VALIDATE), text_of(TYPE_GUARD)
-    else:
-        example_fix, validation_code, type_guard = _split_example_fix(sections.get("Example fix"))
+    example_fix, validation_code, type_guard = _fix_code(sections)
     defensive = sections.get(DEFENSIVE_PATTERNS)
     when = sections.get("When it happens")
 
@@ -182,24 +143,85 @@ def parse_page(
         "sourceCode": source.code,
         "sourceCodeStart": source.start,
         "sourceCodeEnd": source.end,
-        "githubUrl": github_url,
-        "documentation": text_of("What it means"),
+        "githubUrl": _github_url(header["repo"], sha, source),
+        "documentation": _text_of(sections, "What it means"),
         "triggerScenarios": when.labelled("Trigger") if when else None,
         "commonSituations": when.labelled("Common situations") if when else None,
-        "solutions": items_of("Solutions"),
+        "solutions": _items_of(sections, "Solutions"),
         "exampleFix": example_fix,
         "handlingStrategy": defensive.labelled("Strategy") if defensive else None,
         "validationCode": validation_code,
         "typeGuard": type_guard,
         "tryCatchPattern": None,
-        "preventionTips": items_of("Prevention"),
+        "preventionTips": _items_of(sections, "Prevention"),
         "tags": [],
         "backgroundTag": None,
         "analyzedSha": sha,
         "analyzedAt": analysis["date"] if analysis else None,
         "schemaVersion": SCHEMA_VERSION,
-        "relatedErrors": items_of("Related errors"),
+        "relatedErrors": _items_of(sections, "Related errors"),
     }
+
+
+def _header(lines: list[str]) -> tuple[int, re.Match[str]]:
+    """The header line's index and its ``repo · severity · ErrorClass`` match."""
+    header_at = next((i for i, line in enumerate(lines) if line), None)
+    if header_at is None:
+        raise PageParseError("the page is empty", field="repo", line=None)
+    header = HEADER_RE.fullmatch(lines[header_at].strip())
+    if header is None:
+        raise PageParseError(
+            "expected the header 'repo · severity · ErrorClass'", field="repo", line=header_at + 1
+        )
+    return header_at, header
+
+
+def _footer(lines: list[str], header_at: int) -> tuple[int, re.Match[str]]:
+    """The last line below the header that names the record id, and that match."""
+    footer = next(
+        (
+            (i, found)
+            for i in range(len(lines) - 1, header_at, -1)
+            if (found := FOOTER_ID_RE.search(lines[i]))
+        ),
+        None,
+    )
+    if footer is None:
+        raise PageParseError(
+            "no footer with 'Data as JSON: /api/errors/<id>'", field="id", line=None
+        )
+    return footer
+
+
+def _github_url(repo: str, sha: str | None, source: _Source) -> str | None:
+    """The source lines' permalink, when the page gives a commit and a located source."""
+    if sha and source.file_path and source.start is not None:
+        return (
+            f"https://github.com/{repo}/blob/{sha}/{source.file_path}#L{source.start}-L{source.end}"
+        )
+    return None
+
+
+def _fix_code(sections: dict[str, _Section]) -> tuple[str | None, str | None, str | None]:
+    """The example fix, validation code and type guard: from their own sections when the
+    page has the defensive ones, else split out of the example fix."""
+    if not any(heading in sections for heading in (DEFENSIVE_PATTERNS, VALIDATE, TYPE_GUARD)):
+        return _split_example_fix(sections.get("Example fix"))
+    return (
+        _text_of(sections, "Example fix"),
+        _text_of(sections, VALIDATE),
+        _text_of(sections, TYPE_GUARD),
+    )
+
+
+def _text_of(sections: dict[str, _Section], heading: str) -> str | None:
+    section = sections.get(heading)
+    return section.text() if section else None
+
+
+def _items_of(sections: dict[str, _Section], heading: str) -> list[str]:
+    section = sections.get(heading)
+    return section.items() if section else []
 
 
 def _split_sections(lines: list[str], header_at: int, footer_at: int) -> dict[str, _Section]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.jaxref.scope import backend_of
-from app.knowledge.cpp import mine_cpp, read_op_names
+from app.knowledge.cpp_sites import mine_cpp, read_op_names
 from app.knowledge.sites import CPP_ERROR_CLASS, Site
 
 SOURCE = Path(__file__).parent.parent / "fixtures" / "jax_source"

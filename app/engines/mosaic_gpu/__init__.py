@@ -18,7 +18,8 @@ from app.jaxref.shapes import (
 from .engine import CheckResult, Violation, check, resolve
 from .fixes import CodeChange, Fix, fixes_for, suggest_fixes
 from .operations import OPERATIONS, SEMANTICS, Operation
-from .rules import RULES, Rule, Wording
+from .rule_types import Rule, Wording
+from .rules import RULES
 from .sweep import MAX_SWEEP, sweep
 from .versions import DEFAULT_JAX_VERSION, parse_version, read_version
 

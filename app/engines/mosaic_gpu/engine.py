@@ -20,7 +20,7 @@ from .operations import (
     evaluate,
     one_shape,
 )
-from .rules import Quantities
+from .rule_types import Quantities
 from .versions import Version, parse_version, render_version
 
 ShapeLike = str | Sequence[int] | ShapeSpec

@@ -30,7 +30,7 @@ from app.jaxref.shapes import Dims, largest_size, render_tuple
 
 from .engine import Case, DTypeLike, ShapeLike, check_case, resolve
 from .operations import one_shape, passes, vary_axis
-from .rules import TMA_MAX_BOX
+from .rule_types import TMA_MAX_BOX
 from .snippets import code_line, validation
 
 SEARCH_WINDOW = 8192

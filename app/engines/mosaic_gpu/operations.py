@@ -25,7 +25,8 @@ from app.jaxref.shapes import (
     render_tuple,
 )
 
-from .rules import RULES, WARPGROUP_SIZE, Condition, Quantities, Rule
+from .rule_types import WARPGROUP_SIZE, Condition, Quantities, Rule
+from .rules import RULES
 from .versions import OLDEST_MODELLED, Version
 
 SMEM_ALIGNMENT = 1024

@@ -22,7 +22,7 @@ from app.jaxref.inputs import InputValueError
 from app.jaxref.shapes import Dims, as_shape_spec
 
 from .operations import LANE, MBARRIER_BYTES, OPERATIONS, evaluate, one_shape, smem_aligned
-from .rules import MAX_SMEM_BYTES
+from .rule_types import MAX_SMEM_BYTES
 from .versions import Version, parse_version, render_version
 
 ROLES = ("input", "output", "scratch")

@@ -8,7 +8,7 @@ from app.jaxref.dtypes import DType
 from app.jaxref.shapes import Dims, render_tuple
 
 from .operations import Operation
-from .rules import MAX_SMEM_BYTES, SUB_BYTE_STRIDED_LAYOUTS
+from .rule_types import MAX_SMEM_BYTES, SUB_BYTE_STRIDED_LAYOUTS
 from .versions import Version
 
 _CURRENT_SMEM_LIMIT = (0, 7, 1)  # before it JAX capped SMEM at 228000 bytes

@@ -1,16 +1,16 @@
 """JAX release versions, compared as integer tuples.
 
-The engine models each check as JAX 0.10.2 runs it (the default); other releases
-differ in wording, in a few conditions and in their default lowering semantics (see
-``rules.py`` and ``operations.py``), which were read from each release's own source on
-PyPI, so no release date is guessed. Releases 0.7.0 to 0.12.0.1 are modelled;
-``tests/oracle/test_releases.py`` lowers the oracle's grid with each of them, under
-each lowering semantics, to confirm them. Older ones are refused rather than answered
-wrongly: lowered with each release, 0.5.3 raises an MLIRError for complex types, 0.6.0
-an UnboundLocalError for 2-D bool and int2 copies and has a smaller TMA float table,
-0.6.1 fails MLIR verification for 2-D int8 RefUnions; and 0.4.x stores sub-byte
-integers as whole bytes, has no ``float4_e2m1fn``, counts ``bool`` apart and takes
-another path for the quickstart's copies.
+The engine models each check as JAX 0.10.2 runs it (the default); other releases differ
+in wording, in a few conditions and in their default lowering semantics (see
+``catalog_rules.py``, ``observed_rules.py`` and ``operations.py``), which were read from
+each release's own source on PyPI, so no release date is guessed. Releases 0.7.0 to
+0.12.0.1 are modelled; ``tests/oracle/test_releases.py`` lowers the oracle's grid with
+each of them, under each lowering semantics, to confirm them. Older ones are refused
+rather than answered wrongly: lowered with each release, 0.5.3 raises an MLIRError for
+complex types, 0.6.0 an UnboundLocalError for 2-D bool and int2 copies and has a smaller
+TMA float table, 0.6.1 fails MLIR verification for 2-D int8 RefUnions; and 0.4.x stores
+sub-byte integers as whole bytes, has no ``float4_e2m1fn``, counts ``bool`` apart and
+takes another path for the quickstart's copies.
 
 Versions newer than 0.12.0.1, and ``"main"``, are answered as 0.12.0.1.
 """
