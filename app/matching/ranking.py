@@ -100,22 +100,74 @@ class PasteContext:
         )
 
 
+Key = Callable[[Candidate, "RankingContext"], float]
+
+
 @dataclass(frozen=True)
 class Criterion:
     """One reason to report a record rather than another that fits the same message: of two
     candidates, the one whose ``key`` is lower comes first."""
 
     name: str  # a short kebab-case id
-    why: str  # one sentence
-    key: Callable[[Candidate, RankingContext], float]
+    key: Key
+
+    @property
+    def why(self) -> str:
+        """The first paragraph of the key's docstring, on one line."""
+        return " ".join((self.key.__doc__ or "").split("\n\n")[0].split())
 
 
 def _entry(candidate: Candidate, context: RankingContext) -> PatternEntry:
     return context.index.entries[candidate.hit.entry]
 
 
+# The order in which the records one message fits are reported, each criterion deciding
+# only between candidates alike in all those before it: the criteria below, in the order
+# they are defined.
+_CRITERIA: list[Criterion] = []
+
+
+def criterion(name: str) -> Callable[[Key], Key]:
+    """Adds ``key`` to the ranking, after those defined before it; its docstring says why."""
+
+    def register(key: Key) -> Key:
+        _CRITERIA.append(Criterion(name, key))
+        return key
+
+    return register
+
+
+@criterion("raising-frame")
+def _raising_frame(candidate: Candidate, context: RankingContext) -> float:
+    """The record whose site is on the exception's last JAX frame is the one that raised it."""
+    return _entry(candidate, context).record_id not in context.raised_here
+
+
+@criterion("quoted-statement")
+def _quoted_statement(candidate: Candidate, context: RankingContext) -> float:
+    """A record whose `raise` the paste shows as source is the one it quotes: a frame's source
+    line tells apart sites that raise the same words, such as `Barrier`'s and
+    `ClusterBarrier`'s."""
+    return _entry(candidate, context).record_id not in context.quoted
+
+
+@criterion("class-module")
+def _class_module(candidate: Candidate, context: RankingContext) -> float:
+    """A record raised in the module that defines the exception class printed right before the
+    message is the one raising it, as one message raised in several lowerings is told apart by
+    `jax._src.pallas.triton.lowering.TritonLoweringException`, while a wrapper's class further
+    out names the module that caught the error and is not counted."""
+    return _entry(candidate, context).metadata.get("file") not in context.defined
+
+
+@criterion("printed-class")
 def _printed_otherwise(candidate: Candidate, context: RankingContext) -> bool:
-    """Whether the record expects another class than the message is printed with."""
+    """A record raising the class the message is printed with comes first, a wrapper's class
+    included, since Pallas's lowerings each raise `Exception while lowering eqn:` with a class
+    of their own (`TritonLoweringException`, Mosaic's `LoweringException`) which tells them
+    apart where the module printed is no longer JAX's.
+
+    Whether the record expects another class than the message is printed with."""
     printed = _printed_class(candidate) if context.several else None
     return (
         printed is not None
@@ -123,111 +175,79 @@ def _printed_otherwise(candidate: Candidate, context: RankingContext) -> bool:
     )
 
 
+@criterion("surest")
+def _surest(candidate: Candidate, context: RankingContext) -> float:
+    """The surer match comes first, its score weighing where the message was found, how much of it
+    the pattern explains, and whether the record's class and releases agree with the paste and
+    the user."""
+    return -candidate.score
+
+
+@criterion("most-literal")
+def _most_literal(candidate: Candidate, context: RankingContext) -> float:
+    """A pattern holding more literal text of the message says more of it than one with wildcards
+    in its place."""
+    return -context.index.specificity(candidate.hit.entry)[0]
+
+
+@criterion("paste-release")
+def _paste_release(candidate: Candidate, context: RankingContext) -> float:
+    """A site that a release the paste can come from has comes before one that none has: the
+    user's 0.4.34 raised the C++ pass's `Can't change bitwidth during a relayout` of
+    0.4.16-0.7.1, not that of 0.7.2-0.8.1."""
+    return context.outside(_entry(candidate, context).record_id)
+
+
+@criterion("curated")
+def _curated(candidate: Candidate, context: RankingContext) -> float:
+    """Of sites printing the same words, one with curated advice comes before those known only
+    from JAX's source, whose patterns, derived from the message's template, differ from a
+    curated one only in how they capture its values."""
+    return _entry(candidate, context).metadata.get("curated") == "false"
+
+
+@criterion("shown-backend")
 def _unshown_backend(candidate: Candidate, context: RankingContext) -> bool:
-    """Whether the record is of a backend the paste gives no sign of."""
+    """A site of Pallas's core, or of a backend the paste's frames or compiler wrappers show,
+    comes before a backend's own site the paste gives no sign of, as Mosaic GPU's
+    `atomic_store` words its dtype check as the `x_ref[...] = y` of every backend does.
+
+    Whether the record is of a backend the paste gives no sign of."""
     return bool(context.backends) and _backend(_entry(candidate, context)) not in context.backends
 
 
+@criterion("outermost-call")
 def _call_further_in(candidate: Candidate, context: RankingContext) -> int:
-    """The line of JAX's frame that called user code (lower: further out); a candidate not
-    bound to a call (``-1``) before any that is."""
+    """Of Python's errors at JAX's calls of user code, the call made furthest out comes first, its
+    record naming the calls within as its wrappers (`plgpu.kernel` calls its body through
+    `pl.run_scoped`).
+
+    The line of JAX's frame that called user code (lower: further out); a candidate not bound
+    to a call (``-1``) before any that is."""
     return -1 if candidate.caller is None else candidate.caller.paste_line
 
 
-# The order in which the records one message fits are reported, each criterion deciding
-# only between candidates alike in all those before it.
-RANKING: tuple[Criterion, ...] = (
-    Criterion(
-        "raising-frame",
-        "The record whose site is on the exception's last JAX frame is the one that raised it.",
-        lambda candidate, context: _entry(candidate, context).record_id not in context.raised_here,
-    ),
-    Criterion(
-        "quoted-statement",
-        "A record whose `raise` the paste shows as source is the one it quotes: a frame's "
-        "source line tells apart sites that raise the same words, such as `Barrier`'s and "
-        "`ClusterBarrier`'s.",
-        lambda candidate, context: _entry(candidate, context).record_id not in context.quoted,
-    ),
-    Criterion(
-        "class-module",
-        "A record raised in the module that defines the exception class printed right before "
-        "the message is the one raising it, as one message raised in several lowerings is "
-        "told apart by `jax._src.pallas.triton.lowering.TritonLoweringException`, while a "
-        "wrapper's class further out names the module that caught the error and is not "
-        "counted.",
-        lambda candidate, context: (
-            _entry(candidate, context).metadata.get("file") not in context.defined
-        ),
-    ),
-    Criterion(
-        "printed-class",
-        "A record raising the class the message is printed with comes first, a wrapper's "
-        "class included, since Pallas's lowerings each raise `Exception while lowering eqn:` "
-        "with a class of their own (`TritonLoweringException`, Mosaic's "
-        "`LoweringException`) which tells them apart where the module printed is no longer "
-        "JAX's.",
-        _printed_otherwise,
-    ),
-    Criterion(
-        "surest",
-        "The surer match comes first, its score weighing where the message was found, how "
-        "much of it the pattern explains, and whether the record's class and releases agree "
-        "with the paste and the user.",
-        lambda candidate, context: -candidate.score,
-    ),
-    Criterion(
-        "most-literal",
-        "A pattern holding more literal text of the message says more of it than one with "
-        "wildcards in its place.",
-        lambda candidate, context: -context.index.specificity(candidate.hit.entry)[0],
-    ),
-    Criterion(
-        "paste-release",
-        "A site that a release the paste can come from has comes before one that none has: "
-        "the user's 0.4.34 raised the C++ pass's `Can't change bitwidth during a relayout` "
-        "of 0.4.16-0.7.1, not that of 0.7.2-0.8.1.",
-        lambda candidate, context: context.outside(_entry(candidate, context).record_id),
-    ),
-    Criterion(
-        "curated",
-        "Of sites printing the same words, one with curated advice comes before those known "
-        "only from JAX's source, whose patterns, derived from the message's template, differ "
-        "from a curated one only in how they capture its values.",
-        lambda candidate, context: _entry(candidate, context).metadata.get("curated") == "false",
-    ),
-    Criterion(
-        "shown-backend",
-        "A site of Pallas's core, or of a backend the paste's frames or compiler wrappers "
-        "show, comes before a backend's own site the paste gives no sign of, as Mosaic GPU's "
-        "`atomic_store` words its dtype check as the `x_ref[...] = y` of every backend does.",
-        _unshown_backend,
-    ),
-    Criterion(
-        "outermost-call",
-        "Of Python's errors at JAX's calls of user code, the call made furthest out comes "
-        "first, its record naming the calls within as its wrappers (`plgpu.kernel` calls its "
-        "body through `pl.run_scoped`).",
-        _call_further_in,
-    ),
-    Criterion(
-        "current-wording",
-        "Today's wording comes before an older one that prints the same text "
-        "(`{np.shape(a)}` until 0.4.31, `{arr.shape}` since).",
-        lambda candidate, context: _entry(candidate, context).variant != "current",
-    ),
-    Criterion(
-        "shortest-pattern",
-        "Of patterns holding as much literal text, the shorter has the fewer wildcards.",
-        lambda candidate, context: -context.index.specificity(candidate.hit.entry)[1],
-    ),
-    Criterion(
-        "newest-release",
-        "The site of the newest release comes first, since a site whose class JAX renamed is "
-        "two records and a paste without frames is dated by the newer.",
-        lambda candidate, context: -context.newest(_entry(candidate, context).record_id),
-    ),
-)
+@criterion("current-wording")
+def _current_wording(candidate: Candidate, context: RankingContext) -> float:
+    """Today's wording comes before an older one that prints the same text (`{np.shape(a)}` until
+    0.4.31, `{arr.shape}` since)."""
+    return _entry(candidate, context).variant != "current"
+
+
+@criterion("shortest-pattern")
+def _shortest_pattern(candidate: Candidate, context: RankingContext) -> float:
+    """Of patterns holding as much literal text, the shorter has the fewer wildcards."""
+    return -context.index.specificity(candidate.hit.entry)[1]
+
+
+@criterion("newest-release")
+def _newest_release(candidate: Candidate, context: RankingContext) -> float:
+    """The site of the newest release comes first, since a site whose class JAX renamed is two
+    records and a paste without frames is dated by the newer."""
+    return -context.newest(_entry(candidate, context).record_id)
+
+
+RANKING: tuple[Criterion, ...] = tuple(_CRITERIA)
 
 
 def preference(candidate: Candidate, context: RankingContext) -> tuple[float, ...]:
