@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
-cli.add_typer(db_cli, name="db")
+MAINTAINERS = "Maintainer commands"  # --help lists them apart from the user's commands
+cli.add_typer(db_cli, name="db", rich_help_panel=MAINTAINERS)
 # soft_wrap: a long line stays one line when piped, for grep; markup off: pasted text and
 # code are printed as they are, brackets and all.
 out = Console(soft_wrap=True, highlight=False, markup=False)
@@ -388,7 +389,7 @@ def _indent(code: str) -> str:
     return "\n".join("    " + line if line else "" for line in code.rstrip("\n").split("\n"))
 
 
-@cli.command()
+@cli.command(rich_help_panel=MAINTAINERS)
 def mine(
     source: Annotated[Path, typer.Argument(help="A JAX checkout, or an installed jax package.")],
     version: Annotated[str, typer.Option(help="The JAX release it is, e.g. 0.10.2.")],
@@ -412,7 +413,7 @@ def mine(
     err.print(f"{count} records and annotations")
 
 
-@cli.command("mine-releases")
+@cli.command("mine-releases", rich_help_panel=MAINTAINERS)
 def mine_releases_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
     out: Annotated[
@@ -450,7 +451,7 @@ def mine_releases_command(
     )
 
 
-@cli.command("mine-api")
+@cli.command("mine-api", rich_help_panel=MAINTAINERS)
 def mine_api_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
     out: Annotated[
