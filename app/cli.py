@@ -13,7 +13,7 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, NoReturn
@@ -24,25 +24,25 @@ from rich.text import Text
 
 from app.config import Settings, load_settings
 from app.knowledge.sources import DEFAULT_WHEELS
+from app.rendering.links import Links
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
-    from app.answers.catalog import Catalog, RecordInfo
+    from app.answers.catalog import Catalog
     from app.knowledge.sources import ReleaseSource
     from app.rendering.cards import Card
-    from app.schemas.compute import FixOut
-    from app.schemas.match import MatchResponse
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
-cli.add_typer(db_cli, name="db")
+MAINTAINERS = "Maintainer commands"  # --help lists them apart from the user's commands
+cli.add_typer(db_cli, name="db", rich_help_panel=MAINTAINERS)
 # soft_wrap: a long line stays one line when piped, for grep; markup off: pasted text and
 # code are printed as they are, brackets and all.
 out = Console(soft_wrap=True, highlight=False, markup=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
-FIXES_SHOWN = 3
+FIXES_SHOWN = 3  # a match's fixes printed; its All fixes command lists every one
 # The compute request's fields, as ``errata compute`` names its options.
 _COMPUTE_OPTIONS = {
     "operation": "operation",
@@ -53,6 +53,26 @@ _COMPUTE_OPTIONS = {
     "alsoJaxVersions": "also-in",
     "loweringSemantics": "lowering-semantics",
 }
+
+
+class _Commands(Links):
+    """Where a card's links lead, as the commands that print the same in a terminal: a
+    record's page is ``errata show``, the compute page's verdict (every fix) is
+    ``errata compute`` with the same values; a link out of errata (JAX's source) stays."""
+
+    def record(self, key: str) -> str:
+        return f"errata show {shlex.quote(key)}"
+
+    def compute(self, **fields: object) -> str:
+        options = [
+            f"--{_COMPUTE_OPTIONS[name]} {shlex.quote(str(value))}"
+            for name, value in fields.items()
+            if value is not None
+        ]
+        return " ".join(["errata compute", *options])
+
+
+COMMANDS = _Commands(base="")
 WheelsOption = Annotated[
     Path,
     typer.Option(help="Where the wheels of releases the git repository lacks are kept."),
@@ -195,7 +215,6 @@ def show(
     from app.errors import NotFound, SharedSlug
     from app.records.store import MAX_PAGE_SIZE, RecordFilters, RecordStore
     from app.rendering.cards import record_card
-    from app.rendering.links import RELATIVE
     from app.rendering.records import find_record
 
     engine, factory = _prepared_database(load_settings())
@@ -220,7 +239,7 @@ def show(
                 document = envelope(row).model_dump(exclude_unset=True)
                 typer.echo(json.dumps(document, indent=2))
                 return
-            _print_card(record_card(row.document, store.annotation(row.id), RELATIVE))
+            _print_card(record_card(row.document, store.annotation(row.id), COMMANDS))
     finally:
         engine.dispose()
 
@@ -238,6 +257,7 @@ def match(
     from app.answers.compute import checked_jax_version
     from app.answers.match import MatchService
     from app.errors import ProblemError
+    from app.rendering.cards import match_cards
     from app.schemas.match import MatchRequest
 
     try:
@@ -256,7 +276,7 @@ def match(
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))
     else:
-        _print_matches(answer, catalog.records)
+        _print_cards(match_cards(answer, catalog.records, COMMANDS), max_fixes=FIXES_SHOWN)
     if not (answer.matches or answer.compilerMessages or answer.memory or answer.raisePoints):
         raise typer.Exit(code=1)
 
@@ -291,7 +311,6 @@ def compute(
     from app.answers.compute import ComputeService
     from app.errors import ProblemError
     from app.rendering.cards import compute_card
-    from app.rendering.links import RELATIVE
     from app.rendering.text import validation_problem
     from app.schemas.compute import ComputeRequest
 
@@ -315,20 +334,31 @@ def compute(
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))
     else:
-        _print_card(compute_card(answer, RELATIVE))
+        _print_card(compute_card(answer, COMMANDS))
     if not all(each.ok for each in answer.checkedIn):
         raise typer.Exit(code=1)
 
 
-def _print_card(card: Card) -> None:
-    """A card as prose for a terminal: what ``rustc --explain`` is to rustc's errors."""
-    from app.rendering.cards import fix_heading
+def _print_cards(cards: list[Card], max_fixes: int | None = None) -> None:
+    """Cards one after the other, a rule between two."""
+    for number, card in enumerate(cards):
+        if number:
+            out.print()
+            out.rule(style="dim")
+            out.print()
+        _print_card(card, max_fixes)
+
+
+def _print_card(card: Card, max_fixes: int | None = None) -> None:
+    """A card as prose for a terminal: what ``rustc --explain`` is to rustc's errors. At most
+    ``max_fixes`` of its fixes (every one when None), and how many it leaves out."""
+    from app.rendering.cards import fix_heading, hidden_fixes_note
 
     out.print(Text(card.title, style="bold"))
     if card.facts:
         out.print(
             Text(" · ").join(
-                Text.assemble((label, "dim"), " ", value) for label, value in card.facts
+                Text.assemble((f"{label}:", "dim"), " ", value) for label, value in card.facts
             )
         )
     for quote in card.quotes:
@@ -337,7 +367,8 @@ def _print_card(card: Card) -> None:
             out.print(Text("  " + quote.note))
     for paragraph in card.text:
         out.print(Text("\n" + paragraph))
-    for index, fix in enumerate(card.fixes):
+    shown = card.fixes if max_fixes is None else card.fixes[:max_fixes]
+    for index, fix in enumerate(shown):
         out.print(Text.assemble("\n", (fix_heading(card, index), "bold green")))
         if fix.note:
             out.print(Text(fix.note, style="dim"))
@@ -345,139 +376,20 @@ def _print_card(card: Card) -> None:
             if snippet.label:
                 out.print(Text(f"{snippet.label}:", style="dim"))
             out.print(Text(_indent(snippet.code), style="cyan"))
-
-
-def _print_matches(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
-    """The answer as a person reads it in a terminal; ``known`` is the catalog's view of the
-    records, for the advice of those the engine computes no fix for."""
-    from app.rendering.cards import (
-        compute_fields,
-        keyword_text,
-        primitive_text,
-        release_told,
-        releases_checked,
-        what_to_do,
-    )
-
-    told = release_told(answer.release)
-    for label, value in told.facts:
-        out.print(Text(f"{label}: {value}"))
-    for note in told.notes:
-        out.print(Text(note, style="yellow"))
-    if not answer.matches:
-        # what a compiler, a memory report or JAX's own frame says is still an answer
-        if answer.raisePoints and answer.raisePoints[0].via == "cut":
-            out.print(Text("The traceback ends before its message; it ends at:", style="yellow"))
-        elif answer.compilerMessages or answer.memory or answer.raisePoints:
-            out.print(Text("No known message matched; the paste says:", style="yellow"))
-        else:
-            out.print(Text("No known error found.", style="yellow"))
-        for said in answer.compilerMessages:
-            out.print(Text(f"  said by {said.compiler}, line {said.lineNumber}: {said.message}"))
-            out.print(Text(f"    {said.why}", style="dim"))
-        for report in answer.memory:
-            out.print(
-                Text(
-                    f"  {report.memory} over by {report.overBytes:,} bytes "
-                    f"({report.overPercent:g}%), line {report.lineNumber}: "
-                    + " ".join(report.advice)
-                )
-            )
-        _print_raise_points(answer, known)
-        for similar in [] if answer.compilerMessages else answer.suggestions:
-            # what a compiler said is the answer; the closest records would be a guess
-            out.print(Text.assemble("  similar: ", (similar.errorId, "cyan"), "  "), end="")
-            out.print(Text(similar.errorMessage))
-        return
-    for found in answer.matches:
-        values = found.values
-        out.print(
-            Text.assemble(
-                (found.errorId, "bold cyan"),
-                f"  {found.rule or ''}  score {found.score}  line {found.lineNumber}",
-            )
-        )
-        out.print(Text("  " + found.matchedLine.strip()))
-        if values.shape is not None or values.dtype is not None:
-            out.print(Text(f"  values: shape={values.shape} dtype={values.dtype}"))
-        if found.source is not None:
-            site = found.source
-            # Python's own error at JAX's call of user code: the place is JAX's call.
-            place = "called from" if found.why.calledBy else "raised at"
-            out.print(Text(f"  {place}: {site.filePath}:{site.line} (JAX {site.release})"))
-        if found.sourceUrl:
-            out.print(Text(f"  source: {found.sourceUrl}", style="dim"))
-        if found.keyword is not None:
-            for line in keyword_text(found.keyword):
-                out.print(Text(f"  {line}"))
-        if found.fix is None:
-            out.print(Text(f"  no fix: {found.fixUnavailable}", style="yellow"))
-            rewrite = found.primitive.rewrite if found.primitive else None
-            for line in primitive_text(found.primitive) if found.primitive else ():
-                out.print(Text(f"  {line}"))
-            if rewrite is not None:  # the primitive's own rewrite, not the record's advice
-                out.print(Text(f"  rewrite: {rewrite.summary}", style="green"))
-                for label, code in (("before", rewrite.before), ("after", rewrite.after)):
-                    out.print(Text(f"  {label}:", style="dim"))
-                    out.print(Text(_indent(code), style="cyan"))
-                continue
-            record = known.get(found.errorId)
-            for line in what_to_do(record.solutions if record else ()):
-                out.print(Text(f"  {line}"))
-            continue
-        if found.fix.firstViolation is not None:
-            out.print(Text.assemble("  JAX says: ", (found.fix.firstViolation.message, "red")))
-        for line in releases_checked(found.fix):
-            out.print(Text(f"  {line}"))
-        _print_fixes(found.fix.fixes)
-        hidden = len(found.fix.fixes) - FIXES_SHOWN
-        if hidden > 0:
-            options = [
-                f"--{_COMPUTE_OPTIONS[name]} {shlex.quote(value)}"
-                for name, value in compute_fields(found.fix).items()
-                if value is not None
-            ]
-            more = "fix" if hidden == 1 else "fixes"
-            out.print(
-                Text(f"  {hidden} more {more}: errata compute {' '.join(options)}", style="dim")
-            )
-    if answer.raisePoints:  # an exception of the chain no message matched, as the pages say
-        out.print(Text("An exception no message matched:", style="yellow"))
-        _print_raise_points(answer, known)
-
-
-def _print_raise_points(answer: MatchResponse, known: Mapping[str, RecordInfo]) -> None:
-    """The sites an exception no message matched was raised at, the first with its advice."""
-    from app.rendering.cards import what_to_do
-
-    for number, point in enumerate(answer.raisePoints[:3]):
-        named = point.errorId or "(no site)"
-        label = "  ends in: " if point.via == "cut" else "  raised in: "
-        out.print(Text.assemble(label, (named, "cyan"), "  "), end="")
-        out.print(Text(f"{point.filePath}:{point.line}, {point.function}: {point.why}"))
-        if point.sourceUrl:
-            out.print(Text(f"    source: {point.sourceUrl}", style="dim"))
-        advised = known.get(point.errorId) if point.errorId and number == 0 else None
-        if advised is not None and point.via == "cut":
-            out.print(Text(f"    JAX's message there: {advised.message}"))
-        for line in what_to_do(advised.solutions if advised else ()):
-            out.print(Text(f"    {line}"))
-
-
-def _print_fixes(fixes: list[FixOut]) -> None:
-    for fix in fixes[:FIXES_SHOWN]:
-        out.print(
-            Text.assemble(
-                ("  fix ", "green"), f"({fix.kind}, +{fix.addedBytes:g} bytes): ", fix.code.after
-            )
-        )
+    hidden = hidden_fixes_note(card, len(shown))
+    if hidden:
+        out.print(Text("\n" + hidden, style="dim"))
+    if card.links:
+        out.print()
+    for link in card.links:
+        out.print(Text.assemble(link.label, (" → ", "dim"), (link.url, "cyan")))
 
 
 def _indent(code: str) -> str:
-    return "\n".join("    " + line for line in code.rstrip("\n").split("\n"))
+    return "\n".join("    " + line if line else "" for line in code.rstrip("\n").split("\n"))
 
 
-@cli.command()
+@cli.command(rich_help_panel=MAINTAINERS)
 def mine(
     source: Annotated[Path, typer.Argument(help="A JAX checkout, or an installed jax package.")],
     version: Annotated[str, typer.Option(help="The JAX release it is, e.g. 0.10.2.")],
@@ -501,7 +413,7 @@ def mine(
     err.print(f"{count} records and annotations")
 
 
-@cli.command("mine-releases")
+@cli.command("mine-releases", rich_help_panel=MAINTAINERS)
 def mine_releases_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
     out: Annotated[
@@ -539,7 +451,7 @@ def mine_releases_command(
     )
 
 
-@cli.command("mine-api")
+@cli.command("mine-api", rich_help_panel=MAINTAINERS)
 def mine_api_command(
     git_dir: Annotated[Path, typer.Argument(help="A git repository of jax-ml/jax with its tags.")],
     out: Annotated[

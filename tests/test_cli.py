@@ -91,13 +91,21 @@ def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: i
     traceback = Path(__file__).parent / "fixtures" / "tracebacks" / "MGPU-COPY-INTEGER-BYTES.txt"
     readable = errata("match", str(traceback))
     assert readable.returncode == 0, readable.stderr
-    assert "225d0e9c2ee22311" in readable.stdout and "(256,)" in readable.stdout
+    title, facts = readable.stdout.splitlines()[:2]
+    assert title == "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+    assert "shape: [7] · dtype: int4 · " in facts  # the values the paste gives
+    assert "\nJAX says: Can only transfer integer bytes (shape=[7], dtype=i4)\n" in readable.stdout
+    assert "\nRecord page → errata show 225d0e9c2ee22311\n" in readable.stdout
+    best = readable.stdout.split("\nBest fix: ")[1].split("\nFix: ")[0]
+    assert "After:\n    plgpu.SMEM((256,), jnp.int4)\n" in best
     as_json = json.loads(errata("match", "--json", str(traceback)).stdout)
     assert as_json["matches"][0]["values"]["shape"] == [7]
+    line = as_json["matches"][0]["lineNumber"]
+    assert f"\nLine {line} of the paste: ValueError: Can only transfer" in readable.stdout
     nothing = tmp_path / "nothing.txt"
     nothing.write_text("RuntimeError: the coffee machine is empty\n")
     missed = errata("match", str(nothing))
-    assert missed.returncode == 1 and "No known error found" in missed.stdout
+    assert missed.returncode == 1 and missed.stdout.startswith("No known error matched\n")
 
 
 def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ignore[no-untyped-def]
@@ -107,15 +115,21 @@ def test_match_names_the_release_the_source_and_a_bare_asserts_site(  # type: ig
 
     commit = release_commits()["0.10.2"]
     found = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")).stdout
-    assert re.search(r"^JAX release: 0\.10\.2, from \d+ JAX frames$", found, re.M)
-    assert f"  source: https://github.com/jax-ml/jax/blob/{commit}/jax/_src/pallas/" in found
+    assert re.search(r"(^| · )JAX release: 0\.10\.2, from \d+ JAX frames$", found, re.M)
+    source = re.escape(f"https://github.com/jax-ml/jax/blob/{commit}/jax/_src/pallas/")
+    assert re.search(rf"^JAX source: jax/_src/pallas/\S+:\d+ \(0\.10\.2\) → {source}", found, re.M)
     paste = tmp_path / "assert.txt"
     paste.write_text(real_tiling_assert())
     bare = errata("match", str(paste))
     assert bare.returncode == 0  # no message matched, but the frame names the site
-    assert "No known message matched; the paste says:\n  raised in: " in bare.stdout
-    assert f"  raised in: {tiling_site()['id']}  jax/_src/pallas/mosaic_gpu/core.py:" in bare.stdout
-    assert f"    source: https://github.com/jax-ml/jax/blob/{commit}/" in bare.stdout
+    [site] = [each for each in tiling_site()["releases"] if each["release"] == "0.10.2"]
+    title = bare.stdout.splitlines()[0]
+    assert title == (
+        f"Raised by JAX in transform_type (jax/_src/pallas/mosaic_gpu/core.py:{site['lineNumber']})"
+    )
+    assert "\nNo known message matched; JAX's frame points at this site: " in bare.stdout
+    assert f"\nJAX source → {site['githubUrl']}\n" in bare.stdout
+    assert site["githubUrl"].startswith(f"https://github.com/jax-ml/jax/blob/{commit}/")
 
 
 # The end of what JAX 0.10.2 prints for a batched jnp.matmul in a Triton kernel.
@@ -140,11 +154,11 @@ def test_a_bare_asserts_site_is_told_with_its_curated_advice(  # type: ignore[no
     paste.write_text(BATCHED_DOT_ON_TRITON)
     found = errata("match", str(paste))
     assert found.returncode == 0  # no message matched, but the frame names the site
-    assert f"  raised in: {record['record']['id']}  jax/_src/pallas/triton/lowering.py:2348" in (
-        found.stdout
-    )
+    title = found.stdout.splitlines()[0]
+    assert title.endswith(" (jax/_src/pallas/triton/lowering.py:2348)")
+    assert f"\nRecord page → errata show {record['record']['id']}\n" in found.stdout
     first, second = record["record"]["solutions"][:2]
-    assert f"\n    What to do: {first}\n    Or: {second}\n" in found.stdout
+    assert f"\nWhat to do: {first}\n\nOr: {second}\n" in found.stdout
 
 
 def test_match_names_the_site_of_an_exception_no_message_matched_beside_the_matches(  # type: ignore[no-untyped-def]
@@ -156,9 +170,12 @@ def test_match_names_the_site_of_an_exception_no_message_matched_beside_the_matc
     seeds = ",".join(map(str, SEED_PATHS))  # JAX's wrapper is a mined site, curated by nobody
     found = errata("match", str(paste), ERRATA_SEED_PATHS=seeds)
     assert found.returncode == 0, found.stdout
-    matched, pointed = found.stdout.split("An exception no message matched:\n")
-    assert "LoweringException: Exception while lowering eqn:" in matched
-    assert "jax/_src/pallas/mosaic/lowering.py:1516, _scan_lowering_rule" in pointed
+    matched, pointed = re.split(r"\n\n[─-]+\n\n", found.stdout)
+    assert matched.startswith("LoweringException: Exception while lowering eqn:\n")
+    assert pointed.startswith(
+        "Raised by JAX in _scan_lowering_rule (jax/_src/pallas/mosaic/lowering.py:1516)\n"
+    )
+    assert "\nNo known message matched; JAX's frame points at this site: " in pointed
 
 
 def test_match_names_the_site_a_traceback_cut_before_its_message_ends_at(  # type: ignore[no-untyped-def]
@@ -175,12 +192,13 @@ def test_match_names_the_site_a_traceback_cut_before_its_message_ends_at(  # typ
     paste.write_text("\n".join(lines[header:-1]) + "\n")
     found = errata("match", str(paste))
     assert found.returncode == 0, found.stdout
-    told, site = found.stdout.split("The traceback ends before its message; it ends at:\n")
-    assert f"JAX release: {matched['source']['release']}, from " in told
+    title, told = found.stdout.splitlines()[:2]
     place = f"{matched['source']['filePath']}:{matched['source']['line']}"
-    assert site.startswith(f"  ends in: {matched['errorId']}  {place}, ")
-    assert "\n    JAX's message there: Can only transfer integer bytes (shape=" in site
-    assert "\n    What to do: " in site and "similar:" not in site
+    assert title.startswith("Cut before its message, in JAX's ") and title.endswith(f" ({place})")
+    assert told.startswith(f"JAX release: {matched['source']['release']}, from ")
+    assert "\nJAX's message there: Can only transfer integer bytes (shape=" in found.stdout
+    assert f"\nRecord page → errata show {matched['errorId']}\n" in found.stdout
+    assert "\nWhat to do: " in found.stdout and "Closest known errors" not in found.stdout
 
 
 def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore[no-untyped-def]
@@ -194,9 +212,10 @@ def test_match_says_what_to_do_where_the_engine_computes_no_fix(  # type: ignore
         "ValueError: Invalid dtype for `swap`. Ref dtype: bfloat16. Value dtype: float32. \n"
     )
     found = errata("match", str(paste)).stdout
-    assert f"{record['record']['id']}    score" in found
+    assert found.startswith("ValueError: Invalid dtype for `swap`. Ref dtype: bfloat16.")
+    assert f"\nRecord page → errata show {record['record']['id']}\n" in found
     first, second = record["record"]["solutions"][:2]
-    assert f"\n  What to do: {first}\n  Or: {second}\n" in found
+    assert f"\nWhat to do: {first}\n\nOr: {second}\n" in found
 
 
 def test_match_shows_an_unimplemented_primitives_releases_and_rewrite(  # type: ignore[no-untyped-def]
@@ -214,7 +233,7 @@ def test_match_shows_an_unimplemented_primitives_releases_and_rewrite(  # type: 
     )
     found = errata("match", str(paste)).stdout
     assert "lowering rule for cumsum" in found or "lowers cumsum" in found
-    assert f"  rewrite: {cumsum['summary']}\n" in found
+    assert f"\nRewrite: {cumsum['summary']}\n" in found
     assert cumsum["after"].strip().splitlines()[0] in found
     assert "What to do:" not in found
 
@@ -230,10 +249,9 @@ def test_match_names_a_compilers_own_message_instead_of_the_closest_records(  # 
     )
     said = errata("match", str(paste))
     assert said.returncode == 0  # what libtpu said is the answer
-    assert (
-        "  said by libtpu (Mosaic's TPU compiler), line 1: Target does not support" in said.stdout
-    )
-    assert "similar:" not in said.stdout
+    assert said.stdout.startswith("Said by libtpu (Mosaic's TPU compiler), not by JAX's source\n")
+    assert "\nLine 1: Target does not support this comparison\n" in said.stdout
+    assert "Closest known errors" not in said.stdout and "errata show" not in said.stdout
 
 
 def test_match_refuses_a_jax_version_it_cannot_read_and_follows_an_older_one(  # type: ignore[no-untyped-def]
@@ -250,7 +268,7 @@ def test_match_refuses_a_jax_version_it_cannot_read_and_follows_an_older_one(  #
     older = errata("match", "--jax-version", "0.4.38", str(traceback))
     assert older.returncode == 0, older.stderr
     assert "Release: jaxVersion 0.4.38 but the paste reads 0.10.2." in older.stdout
-    assert "  no fix: JAX 0.4.38 is not modelled; errata models JAX 0.7.0" in older.stdout
+    assert "\nNo fix computed: JAX 0.4.38 is not modelled; errata models JAX 0.7.0" in older.stdout
 
 
 def test_a_file_that_cannot_be_read_is_a_usage_error_in_one_line(errata) -> None:  # type: ignore[no-untyped-def]
@@ -320,7 +338,7 @@ def test_compute_gives_the_verdict_and_fixes_of_the_api(errata) -> None:  # type
 def test_compute_takes_the_lowering_semantics(errata) -> None:  # type: ignore[no-untyped-def]
     args = ("compute", "--operation", "copy_gmem_to_smem", "--shape", "8", "--dtype", "bfloat16")
     newest = errata(*args, "--jax-version", "0.12.0.1")
-    assert newest.returncode == 0 and "lowering semantics Warpgroup" in newest.stdout
+    assert newest.returncode == 0 and " · lowering semantics: Warpgroup" in newest.stdout
     lane = errata(*args, "--jax-version", "0.12.0.1", "--lowering-semantics", "Lane")
     assert lane.returncode == 1 and "Got bytes=16 but warpgroup size is 128" in lane.stdout
     refused = errata(*args, "--lowering-semantics", "lanes")
@@ -345,9 +363,14 @@ def test_compute_fixes_a_block_for_every_release_asked(errata) -> None:  # type:
 
 def test_match_says_how_many_fixes_it_left_out_and_how_to_see_them(errata) -> None:  # type: ignore[no-untyped-def]
     shown = errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"))
-    assert shown.stdout.count("  fix (") == 3
-    [more] = [line for line in shown.stdout.splitlines() if " more fix" in line]
-    hidden, _, command = more.strip().partition(": ")
+    lines = shown.stdout.splitlines()
+    headings = [line for line in lines if line.startswith(("Best fix: ", "Fix: "))]
+    assert len(headings) == 3 and headings[0].startswith("Best fix: ")
+    [hidden] = [line for line in lines if " more fix" in line]
+    assert hidden.endswith(": follow All fixes.")
+    [command] = [
+        line.removeprefix("All fixes → ") for line in lines if line.startswith("All fixes")
+    ]
     assert command.startswith("errata compute --operation copy_gmem_to_smem")
     every = json.loads(errata(*shlex.split(command)[1:], "--json").stdout)["fixes"]
     assert int(hidden.split()[0]) == len(every) - 3
@@ -362,11 +385,11 @@ def test_an_undated_messages_command_for_more_fixes_gives_the_same_fixes(  # typ
     paste.write_text("ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n")
     shown = errata("match", str(paste)).stdout
     assert (
-        "  Every fix below passes every check in JAX 0.7.0–0.10.2 (Lane semantics) and "
-        "0.11.0–0.12.0.1 (Warpgroup semantics)." in shown
+        "\nEvery fix below passes every check in JAX 0.7.0–0.10.2 (Lane semantics) and "
+        "0.11.0–0.12.0.1 (Warpgroup semantics).\n" in shown
     )
-    [more] = [line for line in shown.splitlines() if " more fix" in line]
-    command = more.strip().partition(": ")[2]
+    [more] = [line for line in shown.splitlines() if line.startswith("All fixes → ")]
+    command = more.removeprefix("All fixes → ")
     listed = json.loads(errata(*shlex.split(command)[1:], "--json").stdout)
     matched = json.loads(errata("match", str(paste), "--json").stdout)["matches"][0]["fix"]
     assert listed["fixes"] == matched["fixes"]
