@@ -245,6 +245,7 @@ _INDEXED = select(
     RecordRow.document["calledThrough"].as_string(),
     RecordRow.document["calledUnder"].as_string(),
     RecordRow.document["calledAs"].as_string(),
+    RecordRow.document["saidBy"].as_string(),
 )
 
 
@@ -308,7 +309,7 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        callers, through, under, called_as = row[14:]
+        callers, through, under, called_as, said_by = row[14:]
         note = annotations.get(record_id, {})
         curated = documentation_source != "derived"
         rule = note.get("rule") or row_rule or _mined_rule(message, path, curated)
@@ -334,6 +335,8 @@ def _read(
             spellings,
         )
         if retired or typed == "":  # a mined message too short to tell from any line
+            continue
+        if said_by:  # a compiler's message: the reading of compilers' messages names it
             continue
         key = (error_class or "", rule or "", curated, path or "")
         metadata = shared.setdefault(

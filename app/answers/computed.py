@@ -29,6 +29,7 @@ from app.knowledge.primitives import (
     primitive_lowering,
     semantics_named,
 )
+from app.matching.compiler_advice import memory_advice
 from app.matching.frames import FrameIndex
 from app.matching.memory import BudgetHints, MemoryOverflow, budget_hints, find_overflows
 from app.schemas.answers import (
@@ -50,34 +51,6 @@ CLOSEST = 3
 # A keyword passed by mistake shares this much of its spelling with the one meant
 # (difflib's ratio): ``block_shap`` for ``block_shape``, ``dimension_semantic``.
 CLOSE_KEYWORD = 0.75
-_ADVICE = {
-    ("mosaic_gpu", "SMEM"): [
-        "Lower max_concurrent_steps (plgpu.CompilerParams): each concurrent step holds a "
-        "copy of every pipelined input and output block.",
-        "Shrink the block shapes of the BlockSpecs; every buffer is rounded up to 1024 bytes.",
-        "Shrink or share scratch buffers (scratch_shapes; plgpu.RefUnion lets buffers that are "
-        "not live at once share SMEM).",
-    ],
-    ("triton", "SMEM"): [
-        "Lower num_stages (pltriton.CompilerParams): each stage holds a copy of the blocks.",
-        "Shrink the block shapes of the BlockSpecs (a dot's operands are staged in SMEM).",
-    ],
-    ("tpu", "VMEM"): [
-        "Shrink the block shapes: Pallas double-buffers every input and output block in VMEM.",
-        "Raise the scoped VMEM limit with pltpu.CompilerParams(vmem_limit_bytes=…), up to the "
-        "chip's physical VMEM.",
-    ],
-    ("tpu", "SMEM"): [
-        "Keep large arrays out of SMEM: scalar-prefetch operands (num_scalar_prefetch of "
-        "PrefetchScalarGridSpec), blocks in pltpu.SMEM and SMEM scratch are each held there "
-        "whole. Pass a large table in VMEM, or in HBM (memory_space=pl.ANY) and copy the "
-        "slices a step needs.",
-        "Prefetch less: a table indexed per grid step can often be cut to the steps one call "
-        "runs, or left out where the kernel does not need it (AI-Hypercomputer/maxtext#4929: "
-        "splash attention at 1M tokens prefetched a 2 MiB operand into 1 MiB of SMEM; passing "
-        "no segment ids where nothing was packed cleared it).",
-    ],
-}
 
 
 def smem_budget_out(budget: Budget) -> SmemBudgetOut:
@@ -142,7 +115,7 @@ def _memory(overflow: MemoryOverflow, hints: BudgetHints, jax_version: str | Non
         maxConcurrentSteps=steps,
         fittingDepth=_depth_from_bytes(overflow, steps) if steps else None,
         budget=_inferred_budget(overflow, hints, jax_version) if steps else None,
-        advice=_ADVICE[overflow.backend, overflow.memory],
+        advice=memory_advice(overflow.backend, overflow.memory),
     )
 
 

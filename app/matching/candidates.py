@@ -68,11 +68,17 @@ _CLASS_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Transformation
 _MLIR_DIAGNOSTIC = r'error(?:\s*:\s*(?:"[^"\n]*"(?:\([^\n]*\))?|loc\([^\n]*\)))?'
 # What stands right before a wrapped message: a class, an absl status code, a runtime's
 # own words ("INTERNAL: Mosaic failed to compile TPU kernel: ValueError: ..."), or MLIR's.
+_RUNTIME_WORDS = "|".join(
+    (
+        r"Mosaic failed to compile (?:TPU |GPU )?kernel",
+        "Failed to compile a Mosaic module",
+        "Exception while lowering eqn",
+        "Error while lowering",
+        "Failed to lower",
+    )
+)
 _LEAD_IN = re.compile(
-    rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|Mosaic failed to compile (?:TPU |GPU )?kernel"
-    r"|Failed to compile a Mosaic module|Exception while lowering eqn|Error while lowering"
-    rf"|Failed to lower|{_MLIR_DIAGNOSTIC})"
-    r"\s*:\s*)+\Z"
+    rf"(?:(?:{_CLASS_NAME}|[A-Z][A-Z_]{{2,}}|{_RUNTIME_WORDS}|{_MLIR_DIAGNOSTIC})\s*:\s*)+\Z"
 )
 LEAD_IN_REACH = 240  # characters before a message looked at for its lead-in
 _CLASS_BEFORE = re.compile(rf"({_CLASS_NAME})\s*:")  # each class a lead-in names

@@ -6,9 +6,16 @@ unknown fields are kept, so a newer dataset's records pass through unchanged.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
 
 from app.jaxref.releases import RELEASE_PATTERN
 from app.jaxref.templates import MAX_PATTERN_CHARS
@@ -107,6 +114,11 @@ class ErrorRecord(BaseModel):
         default_factory=list,
         description="The JAX releases without the public name whose reading raises it.",
     )
+    saidBy: SaidBy | None = None
+    """For a message that no JAX source holds (a compiler's under JAX, a runtime's, MLIR's
+    verifier's): who prints it, and how a paste is read for it. Such a record is never
+    matched by its pattern alone: the reading of compilers' messages names it, and answers
+    with its documentation followed by its solutions, as one text."""
 
 
 class Caller(BaseModel):
@@ -132,6 +144,51 @@ class OlderWording(BaseModel):
         default=None, max_length=MAX_PATTERN_CHARS, json_schema_extra={"format": "regex"}
     )
     until: str | None = None
+
+
+class SaidBy(BaseModel):
+    """Which compiler or runtime under JAX prints a message, and how a paste is read for it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+
+    compiler: str = Field(min_length=1, max_length=200, examples=["libtpu (Mosaic's TPU compiler)"])
+    reading: Literal["whole", "wrapped", "verifier"] = Field()
+    """`whole`: printed whole, with no wrapper of JAX's: the record's pattern is looked for
+    anywhere in a paste, and read from the start of what a compiler's wrapper says, where the
+    message names itself; `wrapped`: libtpu's, behind Mosaic's TPU wrapper (`Mosaic failed to
+    compile TPU kernel: …`), read from the message's start; `verifier`: MLIR verifier's
+    diagnostic of the upstream op `op`, read from the op's quoted name on."""
+    order: WholeNumber = Field(
+        ge=1,
+        description="The records of one reading are tried in this order: a message that two "
+        "of their patterns read is the first's.",
+    )
+    words: str | None = Field(
+        default=None,
+        min_length=1,
+        description="`whole` only: words every such message holds, looked for before the pattern.",
+    )
+    op: str | None = Field(
+        default=None,
+        pattern=r"^[a-z_]\w*\.[\w.]+$",
+        examples=["vector.shape_cast"],
+        description="`verifier` only: the op whose diagnostic it is.",
+    )
+    workOut: Literal["misalignedBlock", "misalignedSlice"] | None = None
+    """`wrapped` only: what the figures printed on the lines after the message work out, added
+    to the answer: E2002's block that fits the tiling (`misalignedBlock`), a ref's slice that
+    does (`misalignedSlice`)."""
+
+    @model_validator(mode="after")
+    def _fields_of_its_reading(self) -> SaidBy:
+        needed = {"words": "whole", "op": "verifier", "workOut": "wrapped"}
+        for field, reading in needed.items():
+            given = getattr(self, field) is not None
+            if given and self.reading != reading:
+                raise ValueError(f"{field} is for a reading of {reading!r} only")
+            if not given and self.reading == reading and field != "workOut":
+                raise ValueError(f"a reading of {reading!r} needs {field}")
+        return self
 
 
 class Correction(BaseModel):

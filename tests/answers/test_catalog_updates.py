@@ -89,6 +89,29 @@ def test_single_writes_are_applied_in_place_as_a_full_build_would_see_them(
     assert openings(current.patterns, "w1") == [("current", "Gadget 1 is misaligned by ")]
 
 
+def test_a_compilers_message_is_a_record_its_pattern_alone_never_matches(
+    sessions: sessionmaker[Session],
+) -> None:
+    """A record that says who prints it (``saidBy``) is named by the reading of compilers'
+    messages, not by the pattern index: kept out of a full build and of one applied in place,
+    and matched again once it no longer says so."""
+    said = {"compiler": "libtpu (Mosaic's TPU compiler)", "reading": "wrapped", "order": 1}
+    put(sessions, widget(0))
+    put(sessions, widget(1, saidBy=said))
+    cache = CatalogCache(sessions, VersionWatch(max_age=0))
+    built = cache.current()
+    assert isinstance(built.patterns, PatternIndex)
+    assert matched(cache, "Widget 0 is misaligned by 8") == ["w0"]
+    assert matched(cache, "Widget 1 is misaligned by 8") == []
+    assert built.records["w1"].curated and not built.patterns.entries_of("w1")
+
+    put(sessions, widget(2, saidBy=said))  # added in place
+    put(sessions, widget(1))  # no longer a compiler's
+    assert isinstance(cache.current().patterns, OverlaidIndex)
+    assert matched(cache, "Widget 2 is misaligned by 8") == []
+    assert matched(cache, "Widget 1 is misaligned by 8") == ["w1"]
+
+
 def openings(index: AnyIndex, record_id: str) -> list[tuple[str, str]]:
     return sorted(
         (index.entries[entry].variant, index.opening(entry))

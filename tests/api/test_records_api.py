@@ -338,3 +338,63 @@ def test_related_walks_the_sequence_users_hit(client: httpx.Client) -> None:
     assert any(
         m.startswith("Async copies only support copying <=256") for m in listed(multiple).values()
     )
+
+
+# --- the records of compilers' messages -------------------------------------------------------
+
+COMPILER_RECORD = json.loads(
+    (SEED_DIR.parent / "records" / "compiler-libtpu-comparison-not-supported.json").read_text()
+)
+
+
+def test_a_compilers_message_is_a_record_served_as_shipped(client: httpx.Client) -> None:
+    record = COMPILER_RECORD["record"]
+    assert client.get(f"/api/errors/{record['id']}").json() == COMPILER_RECORD
+    assert client.get(f"/api/errors/by-slug/{record['slug']}").json() == COMPILER_RECORD
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"q": "jax-ml/jax#30104"},  # the documentation's words
+        {"q": "compare in float32"},  # a solution's
+        {"q": "target does not support"},  # the message's
+        {"tag": "compiler-message", "limit": 100},
+        {"tag": "libtpu", "limit": 100},
+    ],
+    ids=["documentation", "solution", "message", "family-tag", "compiler-tag"],
+)
+def test_a_compilers_message_is_found_by_search(
+    client: httpx.Client, params: dict[str, Any]
+) -> None:
+    found = client.get("/api/errors", params=params).json()
+    assert COMPILER_RECORD["record"]["id"] in [item["id"] for item in found["items"]]
+
+
+def test_every_compilers_message_is_listed_under_the_family_tag(client: httpx.Client) -> None:
+    found = client.get("/api/errors", params={"tag": "compiler-message", "limit": 100}).json()
+    assert found["total"] == 24
+    assert all(item["repo"] is None for item in found["items"])
+
+
+def test_a_compilers_record_is_no_match_and_its_advice_is_the_compilers_message(
+    client: httpx.Client,
+) -> None:
+    """The pattern alone matches nothing: the reading of compilers' messages names it, with
+    the record's documentation and solutions."""
+    record = COMPILER_RECORD["record"]
+    paste = (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not "
+        "support this comparison\n"
+    )
+    body = client.post("/api/match", json={"text": paste}).json()
+    assert record["id"] not in [found["errorId"] for found in body["matches"]]
+    [said] = body["compilerMessages"]
+    assert said["why"].endswith(" ".join([record["documentation"], *record["solutions"]]))
+
+
+def test_a_compilers_record_with_a_bad_saidby_is_refused(curator: httpx.Client) -> None:
+    record = {**COMPILER_RECORD["record"], "id": f"t{uuid.uuid4().hex[:15]}"}
+    record["saidBy"] = {**record["saidBy"], "reading": "whole"}
+    response = curator.put(f"/api/errors/{record['id']}", json={"record": record})
+    assert_problem(response, 422, "needs words")

@@ -4,8 +4,17 @@ real report."""
 
 from __future__ import annotations
 
+import json
+from functools import cache
+
 import pytest
 
+from app.matching.compiler_advice import (
+    COMPILER_RECORD_FILES,
+    COMPILER_RECORDS,
+    CompilerRecord,
+    compiler_records,
+)
 from app.matching.compilers import compiler_messages, misaligned_block, misaligned_slice
 
 CASES = [
@@ -496,3 +505,89 @@ def test_a_whole_message_behind_a_wrapper_is_the_wrappers_alone() -> None:
     assert said.compiler == "libtpu (XLA's TPU compiler)"
     assert said.message.startswith("Ran out of memory in memory space smem.")
     assert "Scalar-prefetch operands" in said.why  # what the message says of itself
+
+
+# --- the curated records of compilers' messages: each reachable from a paste ----------------
+
+WHOLE = compiler_records("whole")
+WRAPPED = compiler_records("wrapped")
+VERIFIER = compiler_records("verifier")
+
+
+@cache
+def _messages() -> dict[str, str]:
+    """Each record's own message, by id."""
+    return {
+        record["id"]: record["errorMessage"]
+        for path in COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)
+        for record in [json.loads(path.read_text(encoding="utf-8"))["record"]]
+    }
+
+
+def _message(record: CompilerRecord) -> str:
+    return _messages()[record.record_id]
+
+
+@pytest.mark.parametrize("record", WHOLE, ids=lambda r: r.record_id)
+def test_a_message_printed_whole_is_answered_with_its_records_advice(
+    record: CompilerRecord,
+) -> None:
+    """Alone in a log line, and behind a compiler's wrapper, where it names itself."""
+    message = _message(record)
+    for paste, line in (
+        (f"E1205 12:00:01 runner.py:88] {message}\n", 1),
+        (
+            f"Traceback (most recent call last):\n  ...\nXlaRuntimeError: INTERNAL: Mosaic failed "
+            f"to compile TPU kernel: {message}\n",
+            3,
+        ),
+    ):
+        [said] = compiler_messages(paste)
+        assert (said.line, said.compiler, said.why) == (line, record.compiler, record.advice)
+
+
+@pytest.mark.parametrize("record", WRAPPED, ids=lambda r: r.record_id)
+def test_a_libtpu_message_behind_its_wrapper_is_answered_with_its_records_advice(
+    record: CompilerRecord,
+) -> None:
+    wrapper = "jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel"
+    paste = f"{wrapper}: {_message(record)}\n"
+    [said] = compiler_messages(paste)
+    assert said.compiler == "libtpu (Mosaic's TPU compiler)"
+    advice = "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
+    advice += record.advice
+    # what the figures in the message work out follows (a slice's sizes)
+    assert said.why == advice or said.why.startswith(f"{advice}. Here the ")
+
+
+@pytest.mark.parametrize("record", VERIFIER, ids=lambda r: r.record_id)
+def test_an_upstream_ops_diagnostic_is_answered_with_its_records_advice(
+    record: CompilerRecord,
+) -> None:
+    paste = f"MLIRError: Verification failed:\nerror: loc(unknown): {_message(record)}\n"
+    [said] = compiler_messages(paste)
+    assert said.compiler == "MLIR's verifier"
+    assert said.why.endswith(f"which is not JAX's source. {record.advice}")
+    assert said.why.startswith(f"'{record.op}' is upstream MLIR's")
+
+
+def test_the_answer_is_the_records_documentation_then_its_solutions_word_for_word() -> None:
+    [said] = compiler_messages("RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem\n")
+    assert said.why == (
+        "the TPU compiler's report of a kernel over its VMEM, here without the figures; it "
+        "ships in libtpu, not in JAX's source. Shrink the block shapes (Pallas double-buffers "
+        "every input and output block) or raise the scoped limit with "
+        "pltpu.CompilerParams(vmem_limit_bytes=…)"
+    )
+
+
+def test_an_e2002_block_is_worked_out_as_its_record_says() -> None:
+    """The record of E2002 says its figures work out a block (``workOut``)."""
+    [e2002] = [record for record in WRAPPED if record.work_out == "misalignedBlock"]
+    paste = ADVISED[1][0]
+    [said] = compiler_messages(paste)
+    assert said.why.startswith(
+        "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
+        + e2002.advice
+        + ". Here the block fits"
+    )

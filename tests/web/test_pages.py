@@ -293,3 +293,14 @@ def test_the_compute_form_names_every_invalid_field_at_once(client: httpx.Client
     assert problem is not None
     for field in ("operation:", "shape:", "dtype:", "targetDtype:"):
         assert field in problem.group(1)
+
+
+def test_a_compilers_message_has_a_page_naming_who_prints_it(client: httpx.Client) -> None:
+    page = client.get("/errors/target-does-not-support-this-comparison")
+    assert page.status_code == 200
+    assert str(escape("said by libtpu (Mosaic's TPU compiler), not by JAX’s source")) in page.text
+    assert str(escape("Compare in float32: x.astype(jnp.float32)")) in page.text  # a solution
+    assert "As JAX’s source writes it" not in page.text
+    envelope = client.get("/api/errors/by-slug/target-does-not-support-this-comparison").json()
+    listed = client.get("/search", params={"q": "jax-ml/jax#30104"}).text
+    assert f'href="/errors/{envelope["record"]["id"]}"' in listed

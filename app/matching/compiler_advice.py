@@ -1,0 +1,145 @@
+"""What errata's data says to do about messages that no JAX source holds, and about a kernel
+over its on-chip memory, for the readers that find them in a paste.
+
+The messages are curated records, ``data/records/compiler-*.json``: seeded, served, searched
+and shown like any other record. Each record's ``saidBy`` names the compiler or runtime that
+prints it and how :mod:`app.matching.compilers` reads a paste for it; its documentation
+followed by its solutions is what the reader answers. The reader takes them from the shipped
+files rather than from the store, as it takes the frame index, so that reading a paste needs
+no database.
+
+The advice for a memory report (``data/compilers/memory-advice.json``) is no record: it is not
+one message's, but is given by backend and memory space to every report that
+:mod:`app.matching.memory` works out, whichever of the backend's wordings it is (Triton's two,
+XLA's allocator's for TPU SMEM), beside the record that may match the same line (Mosaic GPU's
+own check has one, with its own solutions).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.records.schema import ErrorRecord
+from app.records.validation import validate_record
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+COMPILER_RECORDS = DATA / "records"
+COMPILER_RECORD_FILES = "compiler-*.json"
+MEMORY_ADVICE_FILE = DATA / "compilers" / "memory-advice.json"
+
+Reading = Literal["whole", "wrapped", "verifier"]
+
+
+class CompilerDataError(ValueError):
+    """Shipped data the readers cannot use; names the file."""
+
+
+@dataclass(frozen=True)
+class CompilerRecord:
+    """A curated record of a compiler's message, as the reader of compilers' messages uses it."""
+
+    record_id: str
+    compiler: str  # who prints it: "libtpu (Mosaic's TPU compiler)"
+    reading: Reading
+    # The record's messagePattern, compiled as the reader has always read it (Python's re:
+    # the data is shipped, not a request's); its data tests hold it to RE2 as well.
+    pattern: re.Pattern[str]
+    advice: str  # the record's documentation, then its solutions: what the answer says
+    words: str | None = None  # whole: words every such message holds, looked for first
+    op: str | None = None  # verifier: the upstream MLIR op
+    work_out: str | None = None  # wrapped: what the figures after the message work out
+
+
+def compiler_records(reading: Reading) -> tuple[CompilerRecord, ...]:
+    """The live records of one reading, in their ``saidBy.order``."""
+    return _compiler_records().get(reading, ())
+
+
+def answer_of(record: ErrorRecord) -> str:
+    """What the reader says of a compiler's message: the record's documentation, then its
+    solutions."""
+    return " ".join(part for part in (record.documentation, *record.solutions) if part)
+
+
+@cache
+def _compiler_records() -> dict[str, tuple[CompilerRecord, ...]]:
+    by_reading: defaultdict[str, list[tuple[int, CompilerRecord]]] = defaultdict(list)
+    for path in sorted(COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)):
+        model = _record(path)
+        said = model.saidBy
+        if said is None:
+            raise CompilerDataError(f"{path}: a compiler's record names who says it (saidBy)")
+        if model.retired:
+            continue
+        record = CompilerRecord(
+            record_id=model.id,
+            compiler=said.compiler,
+            reading=said.reading,
+            pattern=re.compile(str(model.messagePattern)),
+            advice=answer_of(model),
+            words=said.words,
+            op=said.op,
+            work_out=said.workOut,
+        )
+        by_reading[said.reading].append((said.order, record))
+    ordered = {}
+    for reading, records in by_reading.items():
+        orders = [order for order, _ in records]
+        if len(orders) != len(set(orders)):
+            raise CompilerDataError(
+                f"two compiler records of the reading {reading!r} share an order"
+            )
+        ordered[reading] = tuple(record for _, record in sorted(records, key=lambda r: r[0]))
+    return ordered
+
+
+def _record(path: Path) -> ErrorRecord:
+    """The record of a file as the importer reads it (``RecordInvalid`` is a ValueError)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return validate_record(document["record"]).model
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise CompilerDataError(f"{path}: {exc}") from exc
+
+
+class _MemoryAdvice(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    backend: Literal["mosaic_gpu", "triton", "tpu"]
+    memory: Literal["SMEM", "VMEM"]
+    advice: list[str] = Field(min_length=1)
+
+
+class _MemoryAdviceFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    memoryAdvice: list[_MemoryAdvice]
+
+
+def memory_advice(backend: str, memory: str) -> list[str]:
+    """What to do about a kernel of ``backend`` over its ``memory`` (``SMEM``, ``VMEM``);
+    ``KeyError`` for a pair the data has no advice for."""
+    return list(_memory_advice()[backend, memory])
+
+
+@cache
+def _memory_advice() -> dict[tuple[str, str], tuple[str, ...]]:
+    try:
+        text = MEMORY_ADVICE_FILE.read_text(encoding="utf-8")
+        entries = _MemoryAdviceFile.model_validate_json(text).memoryAdvice
+    except (OSError, ValidationError) as exc:
+        raise CompilerDataError(f"{MEMORY_ADVICE_FILE}: {exc}") from exc
+    advice: dict[tuple[str, str], tuple[str, ...]] = {
+        (entry.backend, entry.memory): tuple(entry.advice) for entry in entries
+    }
+    if len(advice) != len(entries):
+        raise CompilerDataError(f"{MEMORY_ADVICE_FILE}: a backend and memory given twice")
+    return advice
