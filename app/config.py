@@ -37,6 +37,10 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL; unset means an SQLite file in data_dir. "
         "Production: postgresql+psycopg://user@host/db.",
     )
+    guide_dir: Path = Field(
+        default=REPO_ROOT / "site",
+        description="The documentation site make docs builds, served at /guide/ when built.",
+    )
     seed_paths: Annotated[list[Path], NoDecode] = Field(
         default_factory=lambda: list(SEED_PATHS),
         description="Files or folders loaded into an empty database on start.",

@@ -79,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     _hold_state(app, settings, engine)
-    _route(app)
+    _route(app, settings)
     _add_middleware(app, settings)
     return app
 
@@ -99,8 +99,9 @@ def _hold_state(app: FastAPI, settings: Settings, engine: Engine) -> None:
     app.state.slack_replays = ReplayCache()
 
 
-def _route(app: FastAPI) -> None:
-    """Problem documents, the API's and the web pages' routes, and the static files."""
+def _route(app: FastAPI, settings: Settings) -> None:
+    """Problem documents, the API's and the web pages' routes, the static files, and the
+    documentation site where it is built (served from this process: no network needed)."""
     problems.install(app, page=problem_page)
     document_problems(app)
     # Routes are tried in order: the probes, then the busiest; compute before match, whose
@@ -114,6 +115,10 @@ def _route(app: FastAPI) -> None:
     app.include_router(web.router)
     app.mount("/static/swagger-ui", StaticFiles(directory=SWAGGER_UI_DIR), name="swagger-ui")
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    if (settings.guide_dir / "index.html").is_file():
+        app.mount("/guide", StaticFiles(directory=settings.guide_dir, html=True), name="guide")
+    else:
+        app.add_api_route("/guide/", web.guide_not_built, include_in_schema=False)
 
 
 def _add_middleware(app: FastAPI, settings: Settings) -> None:

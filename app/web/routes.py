@@ -237,6 +237,11 @@ def docs(http: Request) -> HTMLResponse:
     return page("docs.html", openapi_url=http.app.openapi_url)
 
 
+def guide_not_built() -> HTMLResponse:
+    """/guide/ where the documentation site was not built: say how to build it."""
+    raise NotFound("The guide is not built on this server: make docs builds it into site/.")
+
+
 @router.get("/search")
 def search(
     store: StoreDep,
