@@ -191,6 +191,7 @@ class MatchService:
                 stripped=match.stripped,
                 unread=list(match.unread),
                 calledBy=f"{called.file}:{called.line} {called.function}" if called else None,
+                rankedBy=match.ranked_by,
             ),
         )
 

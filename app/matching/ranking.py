@@ -274,6 +274,7 @@ class _Chosen(NamedTuple):
     alternatives: tuple[str, ...]  # other records that fit the same error
     alike: tuple[str, ...]  # those of them as likely its source
     variants: tuple[str, ...]  # the wordings of its record that read the message
+    ranked_by: str | None  # the criterion that put it before another record's candidate
 
 
 def best_per_error(candidates: Sequence[Candidate], context: PasteContext) -> tuple[Match, ...]:
@@ -315,8 +316,14 @@ def _chosen(group: list[Candidate], rivals: RankingContext, context: PasteContex
     record_id = index.entries[chosen.hit.entry].record_id
     others: tuple[str, ...] = ()
     alike: tuple[str, ...] = ()
+    ranked_by = None
     if rivals.several:
         others, alike = _alternatives(chosen, group[1:], context)
+        runner_up = next(
+            (c for c in group[1:] if index.entries[c.hit.entry].record_id != record_id), None
+        )
+        decided = deciding_criterion(chosen, runner_up, rivals) if runner_up else None
+        ranked_by = decided.name if decided else None
     variants = tuple(
         dict.fromkeys(
             entry.variant
@@ -324,7 +331,7 @@ def _chosen(group: list[Candidate], rivals: RankingContext, context: PasteContex
             if (entry := index.entries[c.hit.entry]).record_id == record_id
         )
     )
-    return _Chosen(chosen, others, alike, variants)
+    return _Chosen(chosen, others, alike, variants, ranked_by)
 
 
 def _alternatives(
@@ -456,6 +463,7 @@ def _match(
         stripped=candidate.text[: hit.start].strip(),
         unread=unread if hit.truncated else (),
         called_from=candidate.caller,
+        ranked_by=chosen.ranked_by,
     )
 
 

@@ -83,6 +83,9 @@ class Match:
     unread: tuple[str, ...] = ()  # values a cut-off message no longer shows
     # Of Python's own error at JAX's call of user code: JAX's frame that made the call.
     called_from: Frame | None = None
+    # Where another record fits the same error: the ranking criterion that put this one
+    # before the runner-up (``ranking.RANKING``'s name).
+    ranked_by: str | None = None
 
 
 @dataclass(frozen=True)

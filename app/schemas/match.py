@@ -51,6 +51,10 @@ class WhyOut(BaseModel):
     """For Python's own error at JAX's call of the user's function (a kernel given the wrong
     number of refs), or an error of a helper outside JAX's mined files (jaxlib's `safe_zip`
     or `safe_map`): JAX's frame that made the call, as `file:line function`."""
+    rankedBy: str | None = None
+    """Where another record fits the same message: the ranking criterion that put this one
+    first (`raising-frame`, `quoted-statement`, … `newest-release`; the Architecture page
+    lists them), or null where none told them apart."""
 
 
 class UserFrameOut(BaseModel):

@@ -10,6 +10,7 @@ import pytest
 
 from app.matching.frames import Frame
 from app.matching.index import Hit, PatternEntry, PatternIndex
+from app.matching.matcher import match_paste
 from app.matching.normalize import normalize
 from app.matching.ranking import (
     RANKING,
@@ -220,3 +221,17 @@ def test_a_message_fitting_several_records_reads_the_paste(raised: set[str]) -> 
     expected = "raising-frame" if raised else "quoted-statement"
     winner, loser = (candidate(1), candidate(0)) if raised else (candidate(0), candidate(1))
     assert_orders(expected, winner, loser, rivals)
+
+
+def test_a_match_names_the_criterion_that_ranked_it_first() -> None:
+    literal = PATTERN.replace(r"(?P<to>\w+)", "float32")
+    index = index_of(("A", PATTERN, "current", {}), ("B", literal, "current", {}))
+    [match] = match_paste(f"ValueError: {MESSAGE}", index).matches
+    assert (match.record_id, match.alternatives) == ("B", ("A",))
+    assert match.ranked_by == "most-literal"
+
+
+def test_a_match_no_other_record_fits_names_no_criterion() -> None:
+    index = index_of(("A", PATTERN, "current", {}))
+    [match] = match_paste(f"ValueError: {MESSAGE}", index).matches
+    assert match.ranked_by is None
