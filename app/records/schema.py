@@ -146,10 +146,37 @@ class OlderWording(BaseModel):
     until: str | None = None
 
 
+# Each reading of a compiler's message: the field it needs, and the fields it may have.
+_READINGS = (
+    ("whole", "words", ()),
+    ("wrapped", None, ("workOut",)),
+    ("verifier", "op", ()),
+)
+_READING_FIELDS = ("words", "op", "workOut")
+
+
+def _reading(reading: str, needed: str | None, allowed: tuple[str, ...]) -> dict[str, Any]:
+    """A reading's branch of the schema: the field it needs, and null for other readings'."""
+    others = [name for name in _READING_FIELDS if name != needed and name not in allowed]
+    branch: dict[str, Any] = {
+        "properties": {"reading": {"const": reading}, **{n: {"type": "null"} for n in others}}
+    }
+    if needed is not None:
+        branch["required"] = [needed]
+        branch["properties"][needed] = {"type": "string"}
+    return branch
+
+
 class SaidBy(BaseModel):
     """Which compiler or runtime under JAX prints a message, and how a paste is read for it."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        use_attribute_docstrings=True,
+        # The document says what the validator below checks: each reading's own fields.
+        json_schema_extra={"oneOf": [_reading(*fields) for fields in _READINGS]},
+    )
 
     compiler: str = Field(min_length=1, max_length=200, examples=["libtpu (Mosaic's TPU compiler)"])
     reading: Literal["whole", "wrapped", "verifier"] = Field()
