@@ -372,7 +372,7 @@ class RecordStore:
             query = select(AnnotationRow.record_id, AnnotationRow.document).where(
                 AnnotationRow.record_id.in_(chunk)
             )
-            for record_id, document in self.session.execute(query):
+            for record_id, document in self.session.execute(query).tuples():
                 if MINED in document:
                     rows[record_id][0].update(_site_columns(document[MINED]))
 
