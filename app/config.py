@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.db import POOL_OVERFLOW, POOL_SIZE, POOL_TIMEOUT_S, PoolLimits
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Writes through other workers show within this many seconds.
@@ -92,6 +94,20 @@ class Settings(BaseSettings):
         ge=0,
         description="PostgreSQL cancels any one statement of a request after this long; 0: never.",
     )
+    database_pool_size: int = Field(
+        default=POOL_SIZE, ge=1, description="Database connections each process keeps."
+    )
+    database_max_overflow: int = Field(
+        default=POOL_OVERFLOW,
+        ge=0,
+        description="Connections a process opens beyond the pool's while all are in use.",
+    )
+    database_pool_timeout_s: float = Field(
+        default=POOL_TIMEOUT_S,
+        gt=0,
+        le=60,
+        description="Seconds a request waits for a connection while all are in use, then 503.",
+    )
     store_version_max_age_s: float = Field(
         default=DEFAULT_MAX_AGE_S,
         ge=0,
@@ -129,6 +145,12 @@ class Settings(BaseSettings):
             if not value.startswith(("http://", "https://")):
                 raise ValueError("public_base_url must start with http:// or https://")
         return value
+
+    @property
+    def pool_limits(self) -> PoolLimits:
+        return PoolLimits(
+            self.database_pool_size, self.database_max_overflow, self.database_pool_timeout_s
+        )
 
     @property
     def resolved_database_url(self) -> str:

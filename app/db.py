@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,31 +24,60 @@ NAMING_CONVENTION = {
 }
 
 
-# Seconds to wait for a new PostgreSQL connection, and for a free one from a busy pool.
+# Seconds to wait for a new PostgreSQL connection.
 CONNECT_TIMEOUT_S = 5
 SQLITE_CACHE_KIB = 64 * 1024
-POOL_TIMEOUT_S = 10
+# Seconds a request waits for a pooled connection when every one is in use, then answers
+# 503 "server busy": a request queued 30 s (SQLAlchemy's default) holds its client, a
+# thread and its memory all that time, and most clients have given up by then.
+POOL_TIMEOUT_S = 3.0
+# Connections a process keeps, and how many more it opens while those are all in use.
+POOL_SIZE = 10
+POOL_OVERFLOW = 10
+
+
+@dataclass(frozen=True)
+class PoolLimits:
+    """How many connections a process's pool holds, and how long a request waits for one."""
+
+    size: int = POOL_SIZE
+    overflow: int = POOL_OVERFLOW
+    timeout_s: float = POOL_TIMEOUT_S
+
+    def engine_arguments(self) -> dict[str, Any]:
+        return {
+            "pool_size": self.size,
+            "max_overflow": self.overflow,
+            "pool_timeout": self.timeout_s,
+        }
 
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def make_engine(url: str, *, statement_timeout_ms: int = 0) -> Engine:
+def make_engine(
+    url: str, *, statement_timeout_ms: int = 0, pool: PoolLimits | None = None
+) -> Engine:
     """Create an engine; for SQLite, make sure the folder exists and foreign keys are on.
 
     PostgreSQL connections are checked before each use (a restarted server costs no failed
     request once it is back), give up connecting after a few seconds, and, with
     ``statement_timeout_ms``, have the server cancel any statement that runs longer.
+    ``pool``: the pool's size and wait, on both databases (an in-memory SQLite database
+    keeps one connection a thread instead).
     """
+    limits = (pool or PoolLimits()).engine_arguments()
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        in_memory = not parsed.database or parsed.database == ":memory:"
+        if not in_memory:
+            Path(str(parsed.database)).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
             json_serializer=json_text,
+            **({} if in_memory else limits),
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
@@ -63,9 +93,7 @@ def make_engine(url: str, *, statement_timeout_ms: int = 0) -> Engine:
     return create_engine(
         url,
         pool_pre_ping=True,
-        pool_size=10,
-        max_overflow=10,
-        pool_timeout=POOL_TIMEOUT_S,
+        **limits,
         connect_args=connect_args,
         json_serializer=json_text,
     )

@@ -41,7 +41,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
     configure_logging(settings.log_level, settings.log_format)
     engine = make_engine(
-        settings.resolved_database_url, statement_timeout_ms=settings.database_statement_timeout_ms
+        settings.resolved_database_url,
+        statement_timeout_ms=settings.database_statement_timeout_ms,
+        pool=settings.pool_limits,
     )
 
     @asynccontextmanager

@@ -50,7 +50,8 @@ _WORD = re.compile(r"[A-Za-z]{3,}")
 MAX_CHANGES_IN_PLACE = 1_000
 # Entries held beside the base index before the next change rebuilds it instead.
 MAX_OVERLAY_ENTRIES = 5_000
-# A server gone, a connection dropped, no connection to spare in the pool.
+# The store cannot be read now: a server gone, a connection dropped (the database is
+# unreachable), or no connection to spare in the pool (the server is busy).
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError, PoolTimeout)
 log = logging.getLogger(__name__)
 ANSWERS_KEPT = 1024  # per catalog, a few KB each
@@ -404,8 +405,8 @@ class CatalogCache:
 
     A write of a few records is applied in place (``Catalog.changed``); a larger one (an
     import) starts a rebuild in a thread of its own while the catalog held goes on
-    answering. While the database is unreachable, the catalog held answers, and says so
-    (``unreachable``).
+    answering. While the database is unreachable, or every pooled connection is in use,
+    the catalog held answers, and says why (``stale_reason``).
     """
 
     def __init__(self, sessions: sessionmaker[Session], versions: VersionWatch) -> None:
@@ -414,7 +415,7 @@ class CatalogCache:
         self._lock = threading.Lock()
         self._catalog: Catalog | None = None
         self._rebuilding: threading.Thread | None = None
-        self.unreachable = False  # the last attempt to read the store failed
+        self.stale_reason: str | None = None  # why the last attempt to read the store failed
 
     def ready(self) -> Catalog | None:
         """The current catalog when that takes no database work (the watch knows the version
@@ -445,15 +446,16 @@ class CatalogCache:
                 return catalog
             try:
                 catalog = self._refreshed()
-            except DATABASE_UNAVAILABLE:
+            except DATABASE_UNAVAILABLE as exc:
                 if self._catalog is None:
                     raise
-                self.unreachable = True
+                busy = isinstance(exc, PoolTimeout)
+                self.stale_reason = "database busy" if busy else "database unreachable"
                 log.warning(
-                    "database unreachable: answering from catalog %d", self._catalog.version
+                    "%s: answering from catalog %d", self.stale_reason, self._catalog.version
                 )
                 return self._catalog
-            self.unreachable = False
+            self.stale_reason = None
             return catalog
 
     def _refreshed(self) -> Catalog:

@@ -66,9 +66,10 @@ async def get_catalog(request: Request) -> Catalog:
     and catches up (a write through this process has caught up before its answer, see
     ``catch_up``). Only a process without any catalog yet waits for one.
 
-    While the database is unreachable the answer says the catalog may be stale
-    (``X-Catalog-Stale``). The match and compute endpoints call this themselves: on them,
-    FastAPI's resolving of a dependency costs more than the lookup.
+    While the database is unreachable (or the pool has no connection to spare) the answer
+    says the catalog may be stale, and why (``X-Catalog-Stale``). The match and compute
+    endpoints call this themselves: on them, FastAPI's resolving of a dependency costs more
+    than the lookup.
     """
     cache: CatalogCache = request.app.state.catalog
     catalog = cache.ready()
@@ -80,11 +81,11 @@ async def get_catalog(request: Request) -> Catalog:
         catalog = await refresh.run(cache.generation, cache.current)
     else:
         refresh.start(cache.generation, cache.current)
-    if cache.unreachable:
+    if cache.stale_reason:
         add_response_header(
             request,
             STALE_HEADER,
-            f"database unreachable; catalog of store version {catalog.version}",
+            f"{cache.stale_reason}; catalog of store version {catalog.version}",
         )
     return catalog
 

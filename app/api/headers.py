@@ -6,7 +6,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 DEFAULT_HEADERS = ((b"x-content-type-options", b"nosniff"),)
-# Set on answers given from a catalog that may be stale (the database is unreachable).
+# Set on answers given from a catalog that may be stale (the database unreachable or busy).
 STALE_HEADER = "X-Catalog-Stale"
 _EXTRA = "errata.response_headers"  # in the request's scope: headers its answer must carry
 

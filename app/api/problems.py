@@ -22,6 +22,8 @@ from app.rendering.negotiation import prefers_html
 
 PROBLEM_JSON = "application/problem+json"
 DATABASE_RETRY_AFTER_S = 5
+# Every pooled connection was in use for the pool's whole wait: a burst, over in seconds.
+BUSY_RETRY_AFTER_S = 2
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before its answer
 log = logging.getLogger(__name__)
 
@@ -126,21 +128,10 @@ def install(app: FastAPI, page: ProblemPage | None = None) -> None:
             )
         return problem_for(request.scope, exc.status_code, title, detail, headers=headers)
 
-    async def _database_down(request: Request, exc: Exception) -> Response:
-        cause = exc.orig if isinstance(exc, DBAPIError) else exc
-        log.warning("database unavailable: %s", type(cause).__name__)
-        response = problem_for(
-            request.scope,
-            503,
-            "Service unavailable",
-            "The database is unreachable; try again shortly.",
-        )
-        response.headers["Retry-After"] = str(DATABASE_RETRY_AFTER_S)
-        return response
-
-    # A server that went away, a connection it dropped, or a pool with no connection to spare.
-    for unavailable in (OperationalError, InterfaceError, PoolTimeout):
+    # A server that went away, or a connection it dropped.
+    for unavailable in (OperationalError, InterfaceError):
         app.add_exception_handler(unavailable, _database_down)
+    app.add_exception_handler(PoolTimeout, _pool_exhausted)
 
     @app.exception_handler(ClientDisconnect)
     async def _client_gone(_request: Request, _exc: ClientDisconnect) -> Response:
@@ -163,3 +154,29 @@ def install(app: FastAPI, page: ProblemPage | None = None) -> None:
             "An unexpected error occurred.",
             headers=headers,
         )
+
+
+async def _database_down(request: Request, exc: Exception) -> Response:
+    cause = exc.orig if isinstance(exc, DBAPIError) else exc
+    log.warning("database unavailable: %s", type(cause).__name__)
+    return problem_for(
+        request.scope,
+        503,
+        "Service unavailable",
+        "The database is unreachable; try again shortly.",
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+    )
+
+
+async def _pool_exhausted(request: Request, _exc: Exception) -> Response:
+    """Every pooled connection stayed in use while the request waited: the database is
+    fine, this process has more requests at once than connections."""
+    log.warning("database pool exhausted on %s %s", request.method, request.url.path)
+    return problem_for(
+        request.scope,
+        503,
+        "Service unavailable",
+        "The server is busy: every database connection is in use; try again in "
+        f"{BUSY_RETRY_AFTER_S} s.",
+        headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+    )

@@ -190,19 +190,32 @@ def get_annotation(store: StoreDep, record_id: RecordId) -> dict[str, Any]:
 
 
 @router.get("/{record_id}/related", response_model=RelatedRecords, summary="Related records")
-def get_related(store: StoreDep, record_id: RecordId) -> RelatedRecords:
-    related, unresolved = store.related(record_id)
+def get_related(
+    store: StoreDep,
+    record_id: RecordId,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Records a page.")] = 50,
+    cursor: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            pattern=CURSOR_PATTERN,
+            description="A previous page's `nextCursor`: the page after it.",
+        ),
+    ] = None,
+) -> RelatedRecords:
+    """Records sharing the record's file, background tag or tags, or listed by it, a page
+    at a time; each page names the listed errors no record matches (`unresolved`)."""
+    related = store.related(record_id, limit=limit, cursor=cursor)
     return RelatedRecords(
         items=[
             RelatedRecord(
-                id=item.row.id,
-                slug=item.row.slug,
-                errorMessage=item.row.error_message,
-                reasons=item.reasons,
+                id=item.id, slug=item.slug, errorMessage=item.error_message, reasons=item.reasons
             )
-            for item in related
+            for item in related.items
         ],
-        unresolved=unresolved,
+        total=related.total,
+        nextCursor=related.next_cursor,
+        unresolved=related.unresolved,
     )
 
 

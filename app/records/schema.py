@@ -281,7 +281,14 @@ class RelatedRecord(BaseModel):
 
 
 class RelatedRecords(BaseModel):
-    items: list[RelatedRecord]
+    items: list[RelatedRecord] = Field(
+        description="Best first: listed by the record, then the same file, the same background"
+        " tag, then the most shared tags; then by id."
+    )
+    total: int = Field(description="How many records are related, on every page.")
+    nextCursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null at the end."
+    )
     unresolved: list[str] = Field(description="Listed related errors that match no known record.")
 
 

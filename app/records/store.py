@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import itemgetter
@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import orjson
 from psycopg import sql as pgsql
-from sqlalchemy import JSON, Select, Table, delete, func, insert, or_, select, update
+from sqlalchemy import JSON, Select, Table, delete, func, insert, select, update
 from sqlalchemy import text as sql
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, selectinload
 from app.db import json_text
 from app.errors import InvalidInput, NotFound, SharedSlug, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
+from app.records.related import BY_STRENGTH, Ranking, Related, Relation, rank_related
 from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
 from app.records.version_watch import VersionWatch, mark_written
 
@@ -78,9 +79,11 @@ class Page:
 
 
 @dataclass(frozen=True)
-class Related:
-    row: RecordRow
-    reasons: list[str]
+class RelatedPage:
+    items: list[Related]
+    total: int
+    next_cursor: str | None
+    unresolved: list[str]  # listed related errors that match no record
 
 
 class RecordStore:
@@ -251,69 +254,76 @@ class RecordStore:
                 query = query.where(RecordRow.search_text.contains(term, autoescape=True))
         return query
 
-    def related(self, record_id: str) -> tuple[list[Related], list[str]]:
-        """Records sharing the file, background tag or tags, then the page's listed ones."""
+    def related(
+        self,
+        record_id: str,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        ranking: Ranking = BY_STRENGTH,
+        tags: Collection[str] | None = None,
+        live_only: bool = False,
+    ) -> RelatedPage:
+        """Records sharing the file, background tag or tags, or listed by the record (its
+        ``relatedErrors``), best first by ``ranking``: a page of ``limit`` after ``cursor``.
+
+        ``tags``: those of the record's tags that relate (all of them unless given).
+        ``unresolved``: the listed texts that name no record.
+        """
+        if not 1 <= limit <= MAX_PAGE_SIZE:
+            raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}.")
+        after = _decode_related_cursor(cursor) if cursor else None
         row = self.get(record_id)
-        tags = [t.tag for t in row.tags]
-        reasons: dict[str, list[str]] = {}
-        candidates: dict[str, RecordRow] = {}
-
-        def note(other: RecordRow, reason: str) -> None:
-            if other.id != row.id:
-                candidates[other.id] = other
-                reasons.setdefault(other.id, []).append(reason)
-
-        conditions = []
-        if row.file_path:
-            conditions.append(RecordRow.file_path == row.file_path)
-        if row.background_tag:
-            conditions.append(RecordRow.background_tag == row.background_tag)
-        if tags:
-            conditions.append(
-                RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag.in_(tags)))
-            )
-        if conditions:
-            others = select(RecordRow).where(or_(*conditions)).options(selectinload(RecordRow.tags))
-            for other in self.session.scalars(others):
-                if row.file_path and other.file_path == row.file_path:
-                    note(other, "filePath")
-                if row.background_tag and other.background_tag == row.background_tag:
-                    note(other, "backgroundTag")
-                for tag in sorted(set(tags) & {t.tag for t in other.tags}):
-                    note(other, f"tag:{tag}")
-
+        own_tags = [t.tag for t in row.tags]
+        if tags is not None:
+            own_tags = [tag for tag in own_tags if tag in tags]
+        listed: list[str] = []
         unresolved: list[str] = []
-        listed = [
-            *(row.document.get("relatedErrors") or []),
-            *((self.annotation(row.id) or {}).get("relatedErrors") or []),
-        ]
-        for text in dict.fromkeys(listed):
+        for text in dict.fromkeys(
+            [
+                *(row.document.get("relatedErrors") or []),
+                *((self.annotation(row.id) or {}).get("relatedErrors") or []),
+            ]
+        ):
             target = self._by_message_prefix(str(text))
             if target is None:
                 unresolved.append(text)
-            else:
-                note(target, "listed")
-        ordered = sorted(candidates.values(), key=lambda r: (-len(reasons[r.id]), r.id))
-        return [Related(r, reasons[r.id]) for r in ordered], unresolved
+            elif target != row.id:
+                listed.append(target)
+        relation = Relation(row.id, row.file_path, row.background_tag, own_tags, listed)
+        ranked = rank_related(
+            self.session, relation, ranking, limit=limit + 1, after=after, live_only=live_only
+        )
+        items = ranked.items[:limit]
+        next_cursor = None
+        if len(ranked.items) > limit:
+            last = items[-1]
+            next_cursor = _encode_cursor(f"{last.score}.{last.id}")
+        return RelatedPage(items, ranked.total, next_cursor, unresolved)
 
-    def tag_counts(self) -> dict[str, int]:
-        """How many live records carry each tag: a tag most records carry relates none."""
+    def tag_counts(self, tags: Collection[str]) -> dict[str, int]:
+        """How many live records carry each of ``tags``: a tag most records carry relates
+        none."""
+        if not tags:
+            return {}
         counted = (
             select(RecordTag.tag, func.count())
             .join(RecordRow, RecordRow.id == RecordTag.record_id)
-            .where(RecordRow.retired.is_(False))
+            .where(RecordRow.retired.is_(False), RecordTag.tag.in_(list(tags)))
             .group_by(RecordTag.tag)
         )
-        return {tag: count for tag, count in self.session.execute(counted).tuples()}
+        return {tag: count for tag, count in self.session.execute(counted)}
 
-    def _by_message_prefix(self, text: str) -> RecordRow | None:
+    def _by_message_prefix(self, text: str) -> str | None:
+        """The id of the record whose message starts with ``text``, a live one first."""
         prefix = text.rstrip(". …").strip()
         if not prefix:
             return None
         return self.session.scalars(
-            select(RecordRow)
+            select(RecordRow.id)
             .where(RecordRow.error_message.startswith(prefix, autoescape=True))
             .order_by(RecordRow.retired, RecordRow.id)
+            .limit(1)
         ).first()
 
     def upsert(
@@ -561,6 +571,15 @@ def _is_older(incoming: str | None, stored: str | None) -> bool:
 
 def _encode_cursor(record_id: str) -> str:
     return base64.urlsafe_b64encode(f"{_AFTER}{record_id}".encode()).decode().rstrip("=")
+
+
+def _decode_related_cursor(cursor: str) -> tuple[int, str]:
+    """The score and id a cursor of ``related`` starts after."""
+    score, dot, record_id = _decode_cursor(cursor).partition(".")
+    # A score is a 64-bit integer on both databases: 18 digits at most.
+    if not (dot and score.isascii() and score.isdigit() and len(score) <= 18 and record_id):
+        raise InvalidInput(f"cursor {cursor!r} is not one this service issued.")
+    return int(score), record_id
 
 
 def _decode_cursor(cursor: str) -> str:

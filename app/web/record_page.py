@@ -16,8 +16,9 @@ from app.engines.mosaic_gpu import OPERATIONS, render_tuple
 from app.jaxref.releases import span
 from app.matching.frames import FrameIndex
 from app.records.models import RecordRow
+from app.records.related import Ranking, Related
 from app.records.schema import ErrorRecord
-from app.records.store import RecordStore, Related
+from app.records.store import RecordStore
 from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
 
@@ -36,6 +37,19 @@ _RELATIONS = {
     "tags": (1, "tags {}"),  # per tag, at most two
 }
 MIN_RELATED_SCORE = 2
+# The store's relatives the page weighs against the checks a construct runs beside the
+# record's, ranked by the database by the same weights: far more than the page shows, few
+# enough to read at once however many records share the record's file or tags.
+RELATED_CANDIDATES = 50
+_BY_WEIGHT = Ranking(
+    listed=_RELATIONS["listed"][0],
+    file=_RELATIONS["file"][0],
+    background=_RELATIONS["kind"][0],
+    tag=_RELATIONS["tags"][0],
+    most_tags=2,
+)
+# Related records a page of the full list (/errors/{key}/related) shows.
+RELATED_PAGE_SIZE = 50
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,7 @@ class RecordPage:
     source_sha: str | None
     source_lines: list[SourceLine]
     related: list[RelatedRecord]
+    related_total: int  # every related record, of which ``related`` shows the best few
     unresolved: list[str]
     older_wordings: list[str]
     example_url: str | None
@@ -119,7 +134,13 @@ class RecordPage:
 def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordPage:
     record = ErrorRecord.model_validate(row.document)
     annotation = store.annotation(row.id) or {}
-    related, unresolved = store.related(row.id)
+    relatives = store.related(
+        row.id,
+        limit=RELATED_CANDIDATES,
+        ranking=_BY_WEIGHT,
+        tags=_specific_tags(store, catalog, row),
+        live_only=True,
+    )
     example = annotation.get("examples") or row.document.get("examples") or {}
     example_url, example_label = _example(example)
     site = _site_facts(annotation.get("mined") or row.document)
@@ -141,8 +162,9 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
         source_url=_https(record.githubUrl),
         source_sha=(record.analyzedSha or "")[:SHORT_SHA] or None,
         source_lines=_source_lines(record),
-        related=_related(store, catalog, row, related),
-        unresolved=unresolved,
+        related=_related(catalog, row, relatives.items),
+        related_total=relatives.total,
+        unresolved=relatives.unresolved,
         older_wordings=[
             wording["text"]
             for wording in [
@@ -156,6 +178,73 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
         derived=derived,
         closest=_closest(catalog, row.id, site) if derived else [],
     )
+
+
+@dataclass(frozen=True)
+class RelatedList:
+    """A page of every record related to one, strongest relation first."""
+
+    record_url: str
+    message: str
+    items: list[RelatedRecord]
+    total: int
+    next_cursor: str | None
+
+
+def related_list(
+    store: RecordStore, catalog: Catalog, row: RecordRow, cursor: str | None
+) -> RelatedList:
+    """The live records related to ``row`` as the API ranks them, by the tags few records
+    carry (as on the record page), a page at a time."""
+    found = store.related(
+        row.id,
+        limit=RELATED_PAGE_SIZE,
+        cursor=cursor,
+        tags=_specific_tags(store, catalog, row),
+        live_only=True,
+    )
+    return RelatedList(
+        record_url=RELATIVE.record(row.slug or row.id),
+        message=row.error_message,
+        items=[
+            RelatedRecord(
+                url=RELATIVE.record(item.id),
+                message=item.error_message,
+                reasons=_said(item.reasons, row.background_tag),
+            )
+            for item in found.items
+        ],
+        total=found.total,
+        next_cursor=found.next_cursor,
+    )
+
+
+def _specific_tags(store: RecordStore, catalog: Catalog, row: RecordRow) -> list[str]:
+    """The record's tags that relate: those carried by at most ``SPECIFIC_TAG_SHARE`` of
+    the live records."""
+    tags = [tag.tag for tag in row.tags]
+    counts = store.tag_counts(tags)
+    specific = max(1.0, SPECIFIC_TAG_SHARE * catalog.live_records)
+    return [tag for tag in tags if counts.get(tag, 0) <= specific]
+
+
+def _said(reasons: list[str], background_tag: str | None) -> str:
+    """The store's reasons (``listed``, ``filePath``, ``backgroundTag``, ``tag:<t>``) as
+    the record page words them."""
+    tags = [reason.removeprefix("tag:") for reason in reasons if reason.startswith("tag:")]
+    said = [
+        wording.format(background_tag or "")
+        for reason, relation in (
+            ("listed", "listed"),
+            ("filePath", "file"),
+            ("backgroundTag", "kind"),
+        )
+        if reason in reasons
+        for wording in [_RELATIONS[relation][1]]
+    ]
+    if tags:
+        said.append(_RELATIONS["tags"][1].format(", ".join(tags)))
+    return "; ".join(said)
 
 
 def _closest(catalog: Catalog, record_id: str, site: SiteFacts | None) -> list[RelatedRecord]:
@@ -222,14 +311,11 @@ def _example(example: dict[str, Any]) -> tuple[str | None, str | None]:
     return url, f"{shape} {before['dtype']} in {example['operation']}"
 
 
-def _related(
-    store: RecordStore, catalog: Catalog, row: RecordRow, shared: list[Related]
-) -> list[RelatedRecord]:
+def _related(catalog: Catalog, row: RecordRow, shared: list[Related]) -> list[RelatedRecord]:
     """The records worth reading next, best first: those the record lists, the checks run
     right before or after its own in a construct, the same source file, the same construct,
-    tags few records carry. ``shared`` is the store's file, kind, tag and listed relatives."""
-    counts = store.tag_counts()
-    specific = max(1.0, SPECIFIC_TAG_SHARE * catalog.live_records)
+    tags few records carry. ``shared`` is the store's best file, kind, tag (of those tags
+    few records carry) and listed relatives."""
     found: dict[str, dict[str, list[str]]] = {}
 
     def note(record_id: str, relation: str, detail: str = "") -> None:
@@ -241,13 +327,13 @@ def _related(
     for item in shared:
         for reason in item.reasons:
             if reason == "listed":
-                note(item.row.id, "listed")
+                note(item.id, "listed")
             elif reason == "filePath":
-                note(item.row.id, "file")
+                note(item.id, "file")
             elif reason == "backgroundTag":
-                note(item.row.id, "kind", row.background_tag or "")
-            elif counts.get(tag := reason.removeprefix("tag:"), 0) <= specific:
-                note(item.row.id, "tags", tag)
+                note(item.id, "kind", row.background_tag or "")
+            else:
+                note(item.id, "tags", reason.removeprefix("tag:"))
     own = catalog.records.get(row.id)
     if own is not None:
         for other_id, relation, operation in _check_neighbours(own, catalog):

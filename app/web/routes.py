@@ -35,7 +35,7 @@ from app.schemas.compute import ComputeRequest
 from app.schemas.match import MatchRequest
 from app.web.pages import page
 from app.web.permalinks import MAX_LINK_CHARS, decode_paste, encode_paste
-from app.web.record_page import record_page
+from app.web.record_page import record_page, related_list
 
 router = APIRouter(include_in_schema=False)
 SEARCH_PAGE_SIZE = 50
@@ -267,3 +267,21 @@ def record(store: StoreDep, catalog: CatalogDep, key: str) -> HTMLResponse:
     except SharedSlug:
         return search(store, slug=key)
     return page("record.html", view=record_page(store, catalog, row))
+
+
+@router.get("/errors/{key}/related")
+def related(
+    store: StoreDep,
+    catalog: CatalogDep,
+    key: str,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> HTMLResponse:
+    """Every record related to one, a page at a time: the record page shows the best few."""
+    try:
+        row = find_record(store, key)
+        view = related_list(store, catalog, row, cursor)
+    except SharedSlug:
+        return search(store, slug=key)
+    except ProblemError as exc:
+        return page("error.html", exc.status, title="No such related records", detail=exc.detail)
+    return page("related.html", view=view, key=key)

@@ -398,3 +398,55 @@ def test_a_compilers_record_with_a_bad_saidby_is_refused(curator: httpx.Client) 
     record["saidBy"] = {**record["saidBy"], "reading": "whole"}
     response = curator.put(f"/api/errors/{record['id']}", json={"record": record})
     assert_problem(response, 422, "needs words")
+
+
+def test_related_pages_strongest_first(curator: httpx.Client, client: httpx.Client) -> None:
+    """limit, cursor, nextCursor and total, as GET /api/errors pages; the same file first,
+    then the same background tag, then the most shared tags, then the id."""
+    own, other = f"rel-{uuid.uuid4().hex[:8]}", f"rel-{uuid.uuid4().hex[:8]}"
+    where = f"jax/_src/{own}.py"
+    target = new_record(filePath=where, backgroundTag=own, tags=[own, other])
+    relatives = {
+        "file": new_record(filePath=where),
+        "kind": new_record(backgroundTag=own),
+        "two": new_record(tags=[other, own]),
+        **{f"one{n}": new_record(tags=[own]) for n in range(4)},
+    }
+    for record in [target, *relatives.values()]:
+        assert curator.put(f"/api/errors/{record['id']}", json={"record": record}).is_success
+    ones = sorted(relatives[f"one{n}"]["id"] for n in range(4))
+    expected = [relatives[key]["id"] for key in ("file", "kind", "two")] + ones
+    url = f"/api/errors/{target['id']}/related"
+
+    seen, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"limit": 3} | ({"cursor": cursor} if cursor else {})
+        page = client.get(url, params=params).json()
+        assert len(page["items"]) <= 3 and page["total"] == len(expected)
+        assert page["unresolved"] == []
+        seen += [item["id"] for item in page["items"]]
+        cursor = page["nextCursor"]
+        if cursor is None:
+            break
+    assert seen == expected
+    first = client.get(url, params={"limit": 1}).json()["items"][0]
+    assert first == {
+        "id": relatives["file"]["id"],
+        "slug": first["slug"],
+        "errorMessage": relatives["file"]["errorMessage"],
+        "reasons": ["filePath"],
+    }
+    assert_problem(client.get(url, params={"limit": 201}), 422, "limit")
+    assert_problem(client.get(url, params={"cursor": "not-a-cursor"}), 422, "cursor")
+    assert_problem(client.get(url, params={"cursor": "YWZ0ZXI6eA"}), 422, "cursor")  # after:x
+
+
+def test_related_paging_is_documented(client: httpx.Client) -> None:
+    operation = client.get("/openapi.json").json()["paths"]["/api/errors/{record_id}/related"]
+    parameters = {p["name"]: p for p in operation["get"]["parameters"]}
+    assert parameters["limit"]["schema"]["maximum"] == 200
+    assert parameters["cursor"]["description"]
+    answer = operation["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert answer["$ref"].endswith("/RelatedRecords")
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["RelatedRecords"]
+    assert {"items", "total", "nextCursor", "unresolved"} <= set(schema["properties"])

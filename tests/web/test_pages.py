@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import html
 import re
+import uuid
 
 import httpx
 import pytest
 from markupsafe import escape
 
-from app.web.record_page import SPECIFIC_TAG_SHARE
-from tests.api.test_records_api import records_sharing_a_slug
+from app.web.record_page import RELATED_SHOWN, SPECIFIC_TAG_SHARE
+from tests.api.test_records_api import new_record, records_sharing_a_slug
 from tests.chatops.chat import traceback
 from tests.matching.catalog import PASTES, TRACEBACKS, fixture_text
 
@@ -304,3 +305,28 @@ def test_a_compilers_message_has_a_page_naming_who_prints_it(client: httpx.Clien
     envelope = client.get("/api/errors/by-slug/target-does-not-support-this-comparison").json()
     listed = client.get("/search", params={"q": "jax-ml/jax#30104"}).text
     assert f'href="/errors/{envelope["record"]["id"]}"' in listed
+
+
+def test_a_record_page_shows_a_few_related_and_links_to_them_all(
+    curator: httpx.Client, client: httpx.Client
+) -> None:
+    where = f"jax/_src/{uuid.uuid4().hex}.py"
+    target = new_record(filePath=where, tags=[])  # "widgets": other tests' records carry it
+    relatives = [new_record(filePath=where, tags=[]) for _ in range(RELATED_SHOWN + 2)]
+    for record in [target, *relatives]:
+        assert curator.put(f"/api/errors/{record['id']}", json={"record": record}).is_success
+    page = client.get(f"/errors/{target['id']}").text
+    section = page[
+        page.index('id="related-title"') : page.index(
+            "</section>", page.index('id="related-title"')
+        )
+    ]
+    assert len(re.findall(r"<li><a href=", section)) == RELATED_SHOWN
+    more = re.search(r'<a href="([^"]+)">All (\d+) related records</a>', section)
+    assert more is not None and int(more.group(2)) == len(relatives)
+    listed = client.get(html.unescape(more.group(1)))
+    assert listed.status_code == 200
+    ids = set(re.findall(r'<li><a href="/errors/([^"]+)">', listed.text))
+    assert ids == {record["id"] for record in relatives}
+    assert "same source file" in listed.text
+    assert client.get(f"/errors/{target['id']}/related", params={"cursor": "x"}).status_code == 422
