@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Depends, Request
@@ -17,18 +17,67 @@ from fastapi.responses import JSONResponse
 from app.api.answers import links_for
 from app.api.deps import CatalogDep, StoreDep
 from app.api.offload import cpu_bound
+from app.api.openapi import problem_responses
 from app.api.tokens import token_allowed
 from app.chatops.answers import Answerer
 from app.chatops.commands import DEFAULT_SLASH
 from app.chatops.mattermost import mattermost_message
 from app.chatops.replays import ReplayCache
-from app.chatops.slack import SlackSignature, command_text, slack_message
+from app.chatops.slack import (
+    SIGNATURE_PATTERN,
+    TIMESTAMP_PATTERN,
+    SlackSignature,
+    command_text,
+    slack_message,
+)
 from app.config import Settings
 from app.errors import Forbidden, InvalidInput, ServiceUnavailable, Unauthorized
 
 router = APIRouter(prefix="/chatops", tags=["chat-ops"])
 log = logging.getLogger(__name__)
 MAX_FORM_FIELDS = 100
+FORM = "application/x-www-form-urlencoded"
+# The fields each command reads; the chats send more, which are kept and ignored.
+_TEXT = {"type": "string", "description": "What the user typed after the command."}
+_COMMAND = {"type": "string", "description": "The slash command (/errata when absent)."}
+
+
+def _form_body(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """The OpenAPI ``requestBody`` of a slash command: a form, its first value of each field
+    read (``MAX_FORM_FIELDS`` fields at most)."""
+    schema = {"type": "object", "properties": properties, "required": required}
+    return {"required": True, "content": {FORM: {"schema": schema}}}
+
+
+SLACK_REQUEST: dict[str, Any] = {
+    "requestBody": _form_body({"text": _TEXT, "command": _COMMAND}, []),
+    "parameters": [
+        {
+            "name": "X-Slack-Request-Timestamp",
+            "in": "header",
+            "required": True,
+            "description": "When Slack sent the command (Unix seconds, within five minutes).",
+            "schema": {"type": "string", "pattern": f"^{TIMESTAMP_PATTERN}$"},
+        },
+        {
+            "name": "X-Slack-Signature",
+            "in": "header",
+            "required": True,
+            "description": "HMAC-SHA256 of v0:{timestamp}:{raw body} with the signing secret.",
+            "schema": {"type": "string", "pattern": f"^{SIGNATURE_PATTERN}$"},
+        },
+    ],
+}
+MATTERMOST_REQUEST: dict[str, Any] = {
+    "requestBody": _form_body(
+        {
+            "token": {"type": "string", "description": "One of ERRATA_MATTERMOST_TOKENS."},
+            "text": _TEXT,
+            "command": _COMMAND,
+        },
+        ["token"],
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +114,17 @@ async def authenticated_mattermost_form(request: Request) -> dict[str, str]:
     return form
 
 
-@router.post("/slack", summary="Slack's /errata slash command (signed, form-encoded)")
+@router.post(
+    "/slack",
+    summary="Slack's /errata slash command (signed, form-encoded)",
+    openapi_extra=SLACK_REQUEST,
+    responses=problem_responses(
+        {
+            401: "No valid, current Slack signature of the body",
+            503: "Slack commands are off (no signing secret), or the database is unreachable",
+        }
+    ),
+)
 async def slack_command(
     delivery: Annotated[SlackDelivery, Depends(verified_slack_delivery)],
     request: Request,
@@ -90,7 +149,18 @@ async def slack_command(
     return JSONResponse(message)
 
 
-@router.post("/mattermost", summary="Mattermost's /errata slash command (token, form-encoded)")
+@router.post(
+    "/mattermost",
+    summary="Mattermost's /errata slash command (token, form-encoded)",
+    openapi_extra=MATTERMOST_REQUEST,
+    responses=problem_responses(
+        {
+            401: "The form carries no token",
+            403: "The form's token is not one this service accepts",
+            503: "Mattermost commands are off (no tokens), or the database is unreachable",
+        }
+    ),
+)
 async def mattermost_command(
     form: Annotated[dict[str, str], Depends(authenticated_mattermost_form)],
     request: Request,

@@ -26,6 +26,11 @@ DATABASE_RETRY_AFTER_S = 5
 BUSY_RETRY_AFTER_S = 2
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for a client that left before its answer
 log = logging.getLogger(__name__)
+# Why FastAPI's own parsing of a JSON body failed (the cause of its 400), by the error's type.
+UNREADABLE_JSON: dict[type[Exception], str] = {
+    UnicodeDecodeError: "not UTF-8",
+    RecursionError: "nested too deeply",
+}
 
 
 def problem_response(
@@ -84,6 +89,11 @@ def _wants_page(scope: Scope) -> bool:
     return prefers_html(accept)
 
 
+def _unreadable_json(exc: HTTPException) -> str | None:
+    cause = exc.__cause__
+    return next((why for kind, why in UNREADABLE_JSON.items() if isinstance(cause, kind)), None)
+
+
 def describe_validation_errors(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     for error in errors:
         if error.get("type") == "json_invalid":
@@ -121,10 +131,14 @@ def install(app: FastAPI, page: ProblemPage | None = None) -> None:
             allowed = methods_for(request.app, request.url.path)
             if allowed:
                 headers["Allow"] = ", ".join(allowed)
-        elif exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
-            # A JSON body that is not UTF-8: as malformed as any other bad JSON.
+        elif exc.status_code == 400 and (reason := _unreadable_json(exc)) is not None:
+            # A JSON body that is not UTF-8, or nested deeper than the parser goes: as
+            # malformed as any other bad JSON, as the bodies read with pydantic's parser say.
             return problem_response(
-                422, "Invalid input", "Malformed JSON body: not UTF-8", instance=request.url.path
+                422,
+                "Invalid input",
+                f"Malformed JSON body: {reason}",
+                instance=request.url.path,
             )
         return problem_for(request.scope, exc.status_code, title, detail, headers=headers)
 

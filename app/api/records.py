@@ -10,6 +10,7 @@ from starlette.datastructures import State
 
 from app.api.deps import CuratorDep, StoreDep
 from app.api.offload import SharedRun
+from app.api.openapi import problem_responses
 from app.db import transaction
 from app.errors import InvalidInput, NotFound, invalid_field
 from app.jaxref.releases import RELEASE_PATTERN
@@ -43,6 +44,8 @@ import_router = APIRouter(prefix="/api", tags=["records"])
 # A document of text (JSON Lines, a rendered page): anything but blank.
 NON_EMPTY_TEXT = {"type": "string", "pattern": r"\S"}
 RecordId = Annotated[str, Path(pattern=RECORD_ID_PATTERN, examples=["225d0e9c2ee22311"])]
+# What a write answers while another holds the store past the wait (``WritesBusy``).
+WRITES_BUSY = problem_responses({409: "Another write held the store too long: retry after a while"})
 
 
 def envelope(row: RecordRow, annotation: dict[str, Any] | None = None) -> RecordEnvelope:
@@ -131,6 +134,9 @@ def list_records(
     response_model=RecordEnvelope,
     response_model_exclude_unset=True,
     summary="A record by its slug",
+    responses=problem_responses(
+        {409: "Several live records share the slug: the detail says how to list them"}
+    ),
 )
 def get_by_slug(store: StoreDep, slug: Annotated[str, Path(max_length=200)]) -> RecordEnvelope:
     """409 where several live records share the slug: `GET /api/errors?slug=` lists them."""
@@ -225,7 +231,7 @@ def get_related(
     response_model_exclude_unset=True,
     dependencies=[CuratorDep],
     summary="Create or replace a record (curators)",
-    responses={201: {"description": "Created", "model": RecordEnvelope}},
+    responses={201: {"description": "Created", "model": RecordEnvelope}, **WRITES_BUSY},
 )
 def put_record(
     store: StoreDep,
@@ -257,6 +263,7 @@ def put_record(
     response_model=ImportSummaryOut,
     dependencies=[CuratorDep],
     summary="Import a document in any supported format (curators)",
+    responses=WRITES_BUSY,
     openapi_extra={
         "requestBody": {
             "required": True,

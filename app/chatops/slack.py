@@ -19,8 +19,12 @@ MAX_BLOCKS = 50
 HEADER_LIMIT = 150
 SECTION_LIMIT = 3000
 FALLBACK_LIMIT = 3000
-_TIMESTAMP = re.compile(r"[0-9]{1,12}")
-_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+TIMESTAMP_PATTERN = r"[0-9]{1,12}"
+"""X-Slack-Request-Timestamp: Unix seconds."""
+SIGNATURE_PATTERN = r"v0=[0-9a-f]{64}"
+"""X-Slack-Signature: the version, and the HMAC-SHA256 in hex."""
+_TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
+_SIGNATURE = re.compile(SIGNATURE_PATTERN)
 _ZERO_WIDTH_SPACE = "\u200b"
 
 

@@ -32,6 +32,10 @@ WholeNumber = Annotated[
     int,
     BeforeValidator(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v),
 ]
+# No source file a record points into runs to ten million lines (JAX's longest are some
+# thousands); a larger number is a mistake, and no integer column could hold 10**30.
+MAX_LINE_NUMBER = 10**7
+LineNumber = Annotated[WholeNumber, Field(le=MAX_LINE_NUMBER)]
 
 
 class ErrorRecord(BaseModel):
@@ -56,10 +60,10 @@ class ErrorRecord(BaseModel):
     httpStatus: WholeNumber | None = None
     severity: str | None = Field(default=None, max_length=50)
     filePath: str | None = Field(default=None, max_length=500)
-    lineNumber: WholeNumber | None = None
+    lineNumber: LineNumber | None = None
     sourceCode: str | None = None
-    sourceCodeStart: WholeNumber | None = None
-    sourceCodeEnd: WholeNumber | None = None
+    sourceCodeStart: LineNumber | None = None
+    sourceCodeEnd: LineNumber | None = None
     githubUrl: str | None = None
     documentation: str | None = None
     triggerScenarios: str | None = None

@@ -180,6 +180,8 @@ def test_text_no_database_holds_is_refused_naming_the_parameter(
         ({"a\x00": 1}, "record.'a\\x00'", ["field name", "NUL"]),
         ({"repo": "r" * 201}, "record.repo", ["200"]),
         ({"lineNumber": 30.5}, "record.lineNumber", ["integer"]),
+        ({"lineNumber": 10**30}, "record.lineNumber", ["10000000"]),
+        ({"sourceCodeEnd": 10**7 + 1}, "record.sourceCodeEnd", ["10000000"]),
     ],
 )
 def test_a_record_no_database_could_hold_is_refused_naming_the_field(
@@ -199,6 +201,30 @@ def test_a_record_no_database_could_hold_is_refused_naming_the_field(
     assert body["errors"][0]["field"] == field
     assert client.get(f"/api/errors/{item['id']}").status_code == 404
     assert matched(client, SEED_PASTE) == [SEED_ID]  # the catalog still builds
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", "/api/errors/deeply-nested"),
+        ("POST", "/api/compute"),
+        ("POST", "/api/compute/batch"),
+        ("POST", "/api/compute/sweep"),
+        ("POST", "/api/compute/smem-budget"),
+        ("POST", "/api/match"),
+    ],
+)
+def test_json_nested_deeper_than_any_parser_goes_is_invalid_input_everywhere(
+    curator: httpx.Client, client: httpx.Client, method: str, path: str
+) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    for nested in (deep, '{"record": ' + deep + "}"):
+        response = curator.request(
+            method, path, content=nested, headers={"Content-Type": "application/json"}
+        )
+        body = assert_problem(response, 422, "Malformed JSON body")
+        assert "nested too deeply" in body["detail"] or "recursion limit" in body["detail"]
+    assert client.get("/api/errors/deeply-nested").status_code == 404
 
 
 def test_non_finite_numbers_deep_nesting_and_bad_versions_are_refused_by_the_importer(
