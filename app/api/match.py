@@ -23,7 +23,7 @@ router = APIRouter(prefix="/api", tags=["match"])
 # 5 ms switch interval, so a worker thread would not give the loop its turn any sooner.
 ON_LOOP_PASTE_BYTES = 64 * 1024
 _JAX_VERSION: TypeAdapter[str] = TypeAdapter(
-    Annotated[str, Field(max_length=JAX_VERSION_MAX_LENGTH)]  # type: ignore[arg-type]
+    Annotated[str, Field(max_length=JAX_VERSION_MAX_LENGTH)]
 )
 # The answer as JSON bytes: ``model_dump_json`` decodes them to text, which the response
 # encodes again (13 KB for a 20 KB paste's answer).

@@ -41,7 +41,7 @@ _DESCRIPTIONS = {
     413: "Body or paste over the size limit",
     422: "Invalid input: the detail names the field",
     429: "Too many expensive requests from this client",
-    503: "The database is unreachable",
+    503: "The database is unreachable, or every connection to it is in use (Retry-After)",
 }
 # FastAPI's own validation-error schemas, unused once every 422 is a problem.
 _FASTAPI_422_SCHEMAS = ("HTTPValidationError", "ValidationError")

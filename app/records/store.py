@@ -574,12 +574,15 @@ def _encode_cursor(record_id: str) -> str:
 
 
 def _decode_related_cursor(cursor: str) -> tuple[int, str]:
-    """The score and id a cursor of ``related`` starts after."""
-    score, dot, record_id = _decode_cursor(cursor).partition(".")
+    """The score and id a cursor of ``related`` starts after. As for ``_decode_cursor``, any
+    cursor of ``CURSOR_PATTERN`` is a position: one that names no score stands after every
+    record related at all (score 0), at its text."""
+    position = _decode_cursor(cursor)
+    score, dot, record_id = position.partition(".")
     # A score is a 64-bit integer on both databases: 18 digits at most.
-    if not (dot and score.isascii() and score.isdigit() and len(score) <= 18 and record_id):
-        raise InvalidInput(f"cursor {cursor!r} is not one this service issued.")
-    return int(score), record_id
+    if dot and score.isascii() and score.isdigit() and len(score) <= 18:
+        return int(score), record_id
+    return 0, position
 
 
 def _decode_cursor(cursor: str) -> str:
