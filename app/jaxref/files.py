@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_DATA = Path(__file__).resolve().parents[2] / "data"
+# What errata knows, beside the package: records, annotations, what the miners wrote.
+DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 # Every mined site's line per release, and the releases of each wording of its message
 # (``knowledge.frame_index.write_frame_index``; loaded by ``matching.frames.FrameIndex``).
-FRAME_INDEX_FILE = _DATA / "frame-index.json"
+FRAME_INDEX_FILE = DATA_DIR / "frame-index.json"
 # Where each release defines its functions (``knowledge.functions``).
-FUNCTIONS_FILE = _DATA / "jax-functions.json"
+FUNCTIONS_FILE = DATA_DIR / "jax-functions.json"

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
 
-RELEASES_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-releases.json"
+from app.jaxref.files import DATA_DIR
+
+RELEASES_FILE = DATA_DIR / "jax-releases.json"
 GITHUB = "https://github.com/jax-ml/jax/blob"
 RELEASE_PATTERN = r"^\d+(?:\.\d+){2,3}$"
 _RELEASE = re.compile(RELEASE_PATTERN)

@@ -20,9 +20,9 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
+from app.jaxref.files import DATA_DIR
 from app.jaxref.releases import ids_until, release_key, runs
 from app.jaxref.templates import derive_pattern
 from app.knowledge.public_names import pin_or_upgrade, release_record, short_name
@@ -32,9 +32,9 @@ from app.knowledge.signatures import Signature, Signatures, parameters_of
 # one standing where the old one stood in the positional order needs none.
 MIN_RENAME_SIMILARITY = 0.75
 SPELLINGS_SHOWN = 4  # of the names a callable goes by, in a record's prose
-MINED_CALLS = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-calls.jsonl"
+MINED_CALLS = DATA_DIR / "mined" / "jax-calls.jsonl"
 # Each keyword Pallas's public callables take, with the callables and releases taking it.
-KEYWORDS_FILE = Path(__file__).resolve().parents[2] / "data" / "jax-keywords.json"
+KEYWORDS_FILE = DATA_DIR / "jax-keywords.json"
 # What follows ``takes … positional arguments`` when more are given, keyword-only ones too.
 _POSITIONAL_GIVEN = (
     r" but \d+ (?:positional arguments? \(and \d+ keyword-only arguments?\) )?(?:was|were) given"

@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from app.jaxref.files import DATA_DIR
 from app.jaxref.releases import release_key
 from app.jaxref.scope import backend_of, parse_python
 
 # The rules of every release, as mined and committed (``errata mine-releases`` writes it).
-MINED_RULES = Path(__file__).resolve().parents[2] / "data" / "lowering-rules.json"
+MINED_RULES = DATA_DIR / "lowering-rules.json"
 
 # Pallas's source. Each backend's package registers its rules, from its lowering module and
 # from the modules beside it (``@lowering.register_lowering_rule(print_layout_p, …)`` in Mosaic

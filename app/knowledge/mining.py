@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from app.jaxref.files import DATA_DIR
 from app.jaxref.releases import commit_of, linking_order, release_key
 from app.jaxref.scope import CPP_SCOPE, FRAME_SCOPE, PYTHON_SCOPE
 from app.knowledge import dataset
@@ -20,9 +21,8 @@ from app.knowledge.lowering import mine_lowering_rules, rules_by_release
 from app.knowledge.sources import ReleaseSource
 from app.records.importer import expand_paths, read_documents, read_text
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-DEFAULT_CURATED = (DATA / "seeds", DATA / "records")
-MINED_SITES = DATA / "mined" / "jax-sites.jsonl"
+DEFAULT_CURATED = (DATA_DIR / "seeds", DATA_DIR / "records")
+MINED_SITES = DATA_DIR / "mined" / "jax-sites.jsonl"
 MINED_PATHS = (*PYTHON_SCOPE, *FRAME_SCOPE, CPP_SCOPE)
 
 

@@ -23,9 +23,9 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
+from app.jaxref.files import DATA_DIR
 from app.jaxref.releases import release_commits, release_key, runs, source_url
 from app.jaxref.scope import only_for_type_checkers
 from app.jaxref.templates import compile_pattern, derive_pattern
@@ -33,7 +33,7 @@ from app.knowledge.history import source_window
 from app.knowledge.sources import ReleaseSource
 
 API_DIRECTORY = "jax/experimental/pallas"
-MINED_API = Path(__file__).resolve().parents[2] / "data" / "mined" / "jax-api.jsonl"
+MINED_API = DATA_DIR / "mined" / "jax-api.jsonl"
 # A name that took another's place shares this much of its spelling (difflib's ratio):
 # ``CompilerParams`` for ``TPUCompilerParams`` (0.90), ``MemorySpace`` for ``TPUMemorySpace``.
 MIN_RENAME_SIMILARITY = 0.75

@@ -27,13 +27,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.jaxref.files import DATA_DIR
 from app.records.schema import ErrorRecord
 from app.records.validation import validate_record
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-COMPILER_RECORDS = DATA / "records"
+COMPILER_RECORDS = DATA_DIR / "records"
 COMPILER_RECORD_FILES = "compiler-*.json"
-MEMORY_ADVICE_FILE = DATA / "compilers" / "memory-advice.json"
+MEMORY_ADVICE_FILE = DATA_DIR / "compilers" / "memory-advice.json"
 
 Reading = Literal["whole", "wrapped", "verifier"]
 
