@@ -4,7 +4,6 @@ Plain Python (no web framework): the service layer maps these dataclasses to its
 ``PasteTooLarge`` to 413 and ``UnreadablePaste`` to 422, and attaches the fixes.
 """
 
-from app.jaxref.templates import PatternError, compile_pattern, derive_pattern
 from app.matching.index import (
     AnyIndex,
     Hit,
@@ -40,15 +39,12 @@ __all__ = [
     "PasteError",
     "PasteTooLarge",
     "PatternEntry",
-    "PatternError",
     "PatternIndex",
     "Reading",
     "SkippedEntry",
     "TypedValues",
     "UnreadablePaste",
     "ValueSource",
-    "compile_pattern",
-    "derive_pattern",
     "find_value_sources",
     "match_paste",
     "normalize",
