@@ -15,6 +15,7 @@ from starlette.middleware.cors import CORSMiddleware
 from app import collector
 from app.answers.catalog import DATABASE_UNAVAILABLE, CatalogCache
 from app.api import chatops, compute, health, match, problems, records
+from app.api.disconnects import CancelWhenGone
 from app.api.headers import DefaultHeaders
 from app.api.limits import BodySizeLimit, RateLimit
 from app.api.offload import SharedRun, cpu_turns
@@ -124,7 +125,9 @@ def _route(app: FastAPI, settings: Settings) -> None:
 
 
 def _add_middleware(app: FastAPI, settings: Settings) -> None:
-    """The middleware, innermost first: body size, rate limit, CORS, headers, observability."""
+    """The middleware, innermost first: client gone, body size, rate limit, CORS, headers,
+    observability."""
+    app.add_middleware(CancelWhenGone)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         RateLimit, rate=settings.rate_limit_per_second, burst=settings.rate_limit_burst

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Annotated
 
+import anyio
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
@@ -48,11 +49,13 @@ async def get_store(request: Request) -> AsyncIterator[RecordStore]:
                 await catch_up(request)
     except BaseException:
         if session.in_transaction():
-            await run_in_threadpool(session.rollback)
+            with anyio.CancelScope(shield=True):  # a read whose client has gone, too
+                await run_in_threadpool(session.rollback)
         raise
     finally:
         if session.in_transaction():  # cancelled before its commit or rollback ran
-            await run_in_threadpool(session.close)
+            with anyio.CancelScope(shield=True):
+                await run_in_threadpool(session.close)
         else:
             session.close()  # nothing to release: no I/O
 

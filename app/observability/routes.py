@@ -23,7 +23,7 @@ class PathTemplate:
     methods: frozenset[str]
 
 
-def _routes(app: FastAPI) -> Iterable[Any]:
+def every_route(app: FastAPI) -> Iterable[Any]:
     """Every route the router tries, in its order. FastAPI releases that keep included
     routers whole walk them with ``iter_route_contexts``; older ones list them flat."""
     walk = getattr(fastapi.routing, "iter_route_contexts", None)
@@ -45,7 +45,7 @@ def _template(route: Any) -> PathTemplate | None:
 def path_templates(app: FastAPI) -> list[PathTemplate]:
     templates: list[PathTemplate] | None = getattr(app.state, "path_templates", None)
     if templates is None:
-        templates = [found for route in _routes(app) if (found := _template(route)) is not None]
+        templates = [found for route in every_route(app) if (found := _template(route)) is not None]
         app.state.path_templates = templates
     return templates
 

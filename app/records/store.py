@@ -382,9 +382,9 @@ class RecordStore:
             query = select(AnnotationRow.record_id, AnnotationRow.document).where(
                 AnnotationRow.record_id.in_(chunk)
             )
-            for record_id, document in self.session.execute(query).tuples():
-                if MINED in document:
-                    rows[record_id][0].update(_site_columns(document[MINED]))
+            for row in self.session.execute(query):
+                if MINED in row.document:
+                    rows[row.record_id][0].update(_site_columns(row.document[MINED]))
 
     def _stored_hashes(self, record_ids: list[str]) -> dict[str, tuple[str, str | None]]:
         """Each stored record's content hash and dataset version, by id."""

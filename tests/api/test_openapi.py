@@ -149,3 +149,27 @@ def test_the_chat_commands_document_their_forms_and_what_they_check(
     assert client.post("/chatops/mattermost", data=fields).status_code == 200
     refused = client.post("/chatops/mattermost", data={**fields, "token": "nope"})
     assert str(refused.status_code) in mattermost["responses"]
+
+
+def test_every_list_a_route_reads_from_the_store_comes_a_page_at_a_time(
+    document: dict[str, Any],
+) -> None:
+    """A list whose length grows with the catalog is asked for with ``limit`` and ``cursor``,
+    and its answer says where the next page starts."""
+    lists = []
+    for method, path, operation in operations(document):
+        schema = operation["responses"]["200"].get("content", {}).get("application/json", {})
+        answer = (
+            resolve(document, schema["schema"]["$ref"])
+            if "$ref" in schema.get("schema", {})
+            else {}
+        )
+        if method != "GET" or not any(
+            field.get("type") == "array" for field in answer.get("properties", {}).values()
+        ):
+            continue
+        lists.append(path)
+        asked = {parameter["name"] for parameter in operation.get("parameters", [])}
+        assert {"limit", "cursor"} <= asked, path
+        assert "nextCursor" in answer["properties"], path
+    assert {"/api/errors", "/api/errors/{record_id}/related"} <= set(lists)
