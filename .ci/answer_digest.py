@@ -28,8 +28,10 @@ from typing import IO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from app.answers.cards import compute_answer, match_answers
 from app.answers.catalog import Catalog, CatalogCache
 from app.answers.compute import ComputeService
+from app.answers.links import Links
 from app.answers.match import MatchService
 from app.chatops.answers import Reply
 from app.chatops.slack import slack_message
@@ -38,8 +40,6 @@ from app.db import make_engine, make_session_factory
 from app.main import create_app
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
-from app.rendering.cards import compute_card, match_cards
-from app.rendering.links import Links
 from app.rendering.markdown import markdown
 from app.schemas.compute import ComputeRequest
 from app.schemas.match import MatchRequest
@@ -81,7 +81,7 @@ def answers(catalog: Catalog, texts: list[str]) -> Iterator[str]:
             except Exception as exc:  # a refusal is an answer too
                 yield f"{type(exc).__name__}: {exc}"
                 continue
-            cards = match_cards(answer, catalog.records, LINKS)
+            cards = match_answers(answer, catalog.records, LINKS)
             yield answer.model_dump_json()
             yield markdown(cards)
             yield json.dumps(slack_message(Reply(cards, share=True)), sort_keys=True)
@@ -95,7 +95,7 @@ def answers(catalog: Catalog, texts: list[str]) -> Iterator[str]:
                     yield f"{type(exc).__name__}: {exc}"
                     continue
                 yield verdict.model_dump_json()
-                yield markdown([compute_card(verdict, LINKS)])
+                yield markdown([compute_answer(verdict, LINKS)])
 
 
 def main() -> int:

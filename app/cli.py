@@ -22,17 +22,17 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from app.answers.links import Links
 from app.config import Settings, load_settings
 from app.knowledge.sources import DEFAULT_WHEELS
-from app.rendering.links import Links
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
+    from app.answers.answer import Answer
     from app.answers.catalog import Catalog
     from app.knowledge.sources import ReleaseSource
-    from app.rendering.cards import Card
 
 cli = typer.Typer(help="errata: known errors, matched and fixed.", no_args_is_help=True)
 db_cli = typer.Typer(help="Database maintenance.", no_args_is_help=True)
@@ -212,10 +212,10 @@ def show(
     ] = False,
 ) -> None:
     """Explain one record: what the error means and errata's example fix (--json: the record)."""
+    from app.answers.cards import record_answer
+    from app.answers.record_text import find_record
     from app.errors import NotFound, SharedSlug
     from app.records.store import MAX_PAGE_SIZE, RecordFilters, RecordStore
-    from app.rendering.cards import record_card
-    from app.rendering.records import find_record
 
     engine, factory = _prepared_database(load_settings())
     try:
@@ -239,7 +239,7 @@ def show(
                 document = envelope(row).model_dump(exclude_unset=True)
                 typer.echo(json.dumps(document, indent=2))
                 return
-            _print_card(record_card(row.document, store.annotation(row.id), COMMANDS))
+            _print_card(record_answer(row.document, store.annotation(row.id), COMMANDS))
     finally:
         engine.dispose()
 
@@ -254,10 +254,10 @@ def match(
 ) -> None:
     """Find the known errors in a pasted traceback; exit 1 when the answer names nothing: no
     known error, no site in JAX's source, no compiler's message, no memory report."""
+    from app.answers.cards import match_answers
     from app.answers.compute import checked_jax_version
     from app.answers.match import MatchService
     from app.errors import ProblemError
-    from app.rendering.cards import match_cards
     from app.schemas.match import MatchRequest
 
     try:
@@ -276,7 +276,7 @@ def match(
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))
     else:
-        _print_cards(match_cards(answer, catalog.records, COMMANDS), max_fixes=FIXES_SHOWN)
+        _print_cards(match_answers(answer, catalog.records, COMMANDS), max_fixes=FIXES_SHOWN)
     if not (answer.matches or answer.compilerMessages or answer.memory or answer.raisePoints):
         raise typer.Exit(code=1)
 
@@ -308,9 +308,9 @@ def compute(
     """
     from pydantic import ValidationError
 
+    from app.answers.cards import compute_answer
     from app.answers.compute import ComputeService
     from app.errors import ProblemError
-    from app.rendering.cards import compute_card
     from app.rendering.text import validation_problem
     from app.schemas.compute import ComputeRequest
 
@@ -334,55 +334,67 @@ def compute(
     if as_json:
         typer.echo(answer.model_dump_json(indent=2))
     else:
-        _print_card(compute_card(answer, COMMANDS))
+        _print_card(compute_answer(answer, COMMANDS))
     if not all(each.ok for each in answer.checkedIn):
         raise typer.Exit(code=1)
 
 
-def _print_cards(cards: list[Card], max_fixes: int | None = None) -> None:
-    """Cards one after the other, a rule between two."""
-    for number, card in enumerate(cards):
+def _print_cards(answers: list[Answer], max_fixes: int | None = None) -> None:
+    """Answers one after the other, a rule between two."""
+    for number, answer in enumerate(answers):
         if number:
             out.print()
             out.rule(style="dim")
             out.print()
-        _print_card(card, max_fixes)
+        _print_card(answer, max_fixes)
 
 
-def _print_card(card: Card, max_fixes: int | None = None) -> None:
-    """A card as prose for a terminal: what ``rustc --explain`` is to rustc's errors. At most
-    ``max_fixes`` of its fixes (every one when None), and how many it leaves out."""
-    from app.rendering.cards import fix_heading, hidden_fixes_note
+def _print_card(answer: Answer, max_fixes: int | None = None) -> None:
+    """An answer as prose for a terminal: what ``rustc --explain`` is to rustc's errors. The
+    headline, Do this and at most ``max_fixes`` steps (every one when None), then the
+    details."""
+    from app.answers.cards import hidden_steps_note, step_heading
 
-    out.print(Text(card.title, style="bold"))
-    if card.facts:
-        out.print(
-            Text(" · ").join(
-                Text.assemble((f"{label}:", "dim"), " ", value) for label, value in card.facts
-            )
-        )
-    for quote in card.quotes:
-        out.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
-        if quote.note:
-            out.print(Text("  " + quote.note))
-    for paragraph in card.text:
-        out.print(Text("\n" + paragraph))
-    shown = card.fixes if max_fixes is None else card.fixes[:max_fixes]
-    for index, fix in enumerate(shown):
-        out.print(Text.assemble("\n", (fix_heading(card, index), "bold green")))
-        if fix.note:
-            out.print(Text(fix.note, style="dim"))
-        for snippet in fix.snippets:
+    out.print(Text(answer.headline, style="bold"))
+    steps = answer.steps if max_fixes is None else answer.steps[:max_fixes]
+    for index, step in enumerate(steps):
+        out.print(Text.assemble("\n", (step_heading(answer, index), "bold green")))
+        if step.note:
+            out.print(Text(step.note, style="dim"))
+        if step.diff:
+            out.print(_diff_text(step.diff))
+        for snippet in step.snippets:
             if snippet.label:
                 out.print(Text(f"{snippet.label}:", style="dim"))
             out.print(Text(_indent(snippet.code), style="cyan"))
-    hidden = hidden_fixes_note(card, len(shown))
+    hidden = hidden_steps_note(answer, len(steps))
     if hidden:
         out.print(Text("\n" + hidden, style="dim"))
-    if card.links:
+    if answer.facts:
         out.print()
-    for link in card.links:
+        out.print(
+            Text(" · ").join(
+                Text.assemble((f"{fact.label}:", "dim"), " ", fact.value) for fact in answer.facts
+            )
+        )
+    for quote in answer.quotes:
+        out.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
+        if quote.note:
+            out.print(Text("  " + quote.note))
+    for paragraph in answer.notes:
+        out.print(Text("\n" + paragraph))
+    if answer.links:
+        out.print()
+    for link in answer.links:
         out.print(Text.assemble(link.label, (" → ", "dim"), (link.url, "cyan")))
+
+
+def _diff_text(diff: str) -> Text:
+    """A diff's removed lines red, added green, indented like the other code."""
+    styles = {"-": "red", "+": "green"}
+    return Text("\n").join(
+        Text(_indent(line), style=styles.get(line[:1], "dim")) for line in diff.splitlines()
+    )
 
 
 def _indent(code: str) -> str:

@@ -5,14 +5,17 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
+import re
 from typing import TypeGuard, cast
 
 from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
 from app.answers.compute import ComputeService, checked_jax_version
 from app.answers.computed import keyword_out, memory_overflows, primitive_out, source_only_out
-from app.engines.mosaic_gpu import InputValueError
+from app.engines.mosaic_gpu import InputValueError, render_list, render_tuple
+from app.engines.mosaic_gpu.snippets import jnp_spelling
 from app.engines.mosaic_gpu.versions import MODELLED
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
+from app.jaxref.dtypes import parse_dtype
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
 from app.matching.frames import Frame, FrameIndex, SourceSite
@@ -24,6 +27,7 @@ from app.schemas.compute import (
     LOWERING_SEMANTICS,
     ComputeRequest,
     ComputeResponse,
+    FixOut,
     LoweringSemantics,
 )
 from app.schemas.match import (
@@ -336,16 +340,47 @@ def _missing_values(shape: list[int] | None, dtype: str | None) -> str:
 
 
 def _from_the_users_line(fix: ComputeResponse, frame: UserFrame | None) -> ComputeResponse:
-    """The fixes, each starting from the user's line that writes the dtype (where the paste
-    shows one) rather than from the construct in general. A copy: answers are shared."""
-    if frame is None or frame.source is None or frame.dtype is None:
+    """Each fix as a change of the user's line that writes the block's shape (where the paste
+    shows one), so that before and after are one statement; else the construct's own line
+    with the user's values. A copy: answers are shared."""
+    if frame is None or frame.source is None:
         return fix
-    before = f"# {frame.file}, line {frame.line}\n{frame.source}"
-    fixes = [
-        option.model_copy(update={"code": option.code.model_copy(update={"before": before})})
-        for option in fix.fixes
-    ]
+    place = f"# {frame.file}, line {frame.line}\n"
+    fixes = []
+    for option in fix.fixes:
+        after = _users_line_fixed(frame.source, fix, option)
+        if after is not None:
+            code = {"before": place + frame.source, "after": place + after}
+            option = option.model_copy(update={"code": option.code.model_copy(update=code)})
+        fixes.append(option)
     return fix.model_copy(update={"fixes": fixes})
+
+
+def _shape_literal(shape: list[int]) -> re.Pattern[str]:
+    """The shape as code writes it: a tuple (a rank-1 one with its comma) or a list, spaced
+    any way, with a trailing comma or not."""
+    items = r"\s*,\s*".join(str(size) for size in shape)
+    comma = r"\s*,\s*" if len(shape) == 1 else r"\s*,?\s*"
+    return re.compile(rf"(?<![\w.])(?:\(\s*{items}{comma}\)|\[\s*{items}\s*,?\s*\])")
+
+
+def _users_line_fixed(source: str, fix: ComputeResponse, option: FixOut) -> str | None:
+    """The user's line with the fix's shape and dtype, or None where the line does not write
+    the block's shape once, or the fix changes what the line cannot show (a view's target)."""
+    found = list(_shape_literal(fix.shape).finditer(source))
+    if len(found) != 1 or option.targetDtype != fix.targetDtype:
+        return None
+    start, end = found[0].span()
+    written = (render_list if source[start] == "[" else render_tuple)(tuple(option.shape))
+    after = source[:start] + written + source[end:]
+    if option.dtype == fix.dtype:
+        return after
+    before_name, after_name = (
+        jnp_spelling(parse_dtype(name)) for name in (fix.dtype, option.dtype)
+    )
+    if after.count(before_name) != 1:
+        return None
+    return after.replace(before_name, after_name)
 
 
 def _frame(frame: UserFrame | None) -> UserFrameOut | None:

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from fastapi import Request, Response
 
+from app.answers.answer import Answer
+from app.answers.links import Links
 from app.config import Settings
-from app.rendering.cards import Card
-from app.rendering.links import Links
 from app.rendering.markdown import MEDIA_TYPE, markdown
 
 
@@ -22,6 +22,6 @@ MARKDOWN_ANSWER: dict[int | str, dict[str, object]] = {
 }
 
 
-def markdown_response(cards: Sequence[Card]) -> Response:
-    """The API's answer for ``Accept: text/markdown``: every card, every fix."""
-    return Response(markdown(cards), media_type=MEDIA_TYPE, headers={"Vary": "Accept"})
+def markdown_response(answers: Sequence[Answer]) -> Response:
+    """The API's answer for ``Accept: text/markdown``: every answer, every step."""
+    return Response(markdown(answers), media_type=MEDIA_TYPE, headers={"Vary": "Accept"})

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from app.answers.cards import compute_answer
 from app.answers.compute import ComputeService, run_smem_budget, run_sweep
 from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import json_body, parse_json, post_request_route
 from app.api.deps import CatalogDep, get_catalog
 from app.api.offload import cpu_bound, on_loop_unless_engine
-from app.rendering.cards import compute_card
 from app.rendering.negotiation import prefers_markdown
 from app.schemas.answers import SmemBudgetOut
 from app.schemas.compute import (
@@ -48,7 +48,7 @@ async def compute(http: Request) -> Response:
         http, lambda run_engine: ComputeService(catalog, run_engine=run_engine).answer(request)
     )
     if prefers_markdown(http.headers.get("accept")):
-        return markdown_response([compute_card(answer.response, links_for(http))])
+        return markdown_response([compute_answer(answer.response, links_for(http))])
     return Response(answer.json, media_type="application/json")
 
 

@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Request, Response
 from pydantic import Field, TypeAdapter, ValidationError
 
+from app.answers.answer import MatchAnswer
+from app.answers.cards import match_answers
 from app.answers.match import MatchService
 from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import invalid_at, invalid_body, json_body, post_request_route
@@ -14,9 +16,8 @@ from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
 from app.errors import InvalidInput
 from app.observability.metrics import count_match
-from app.rendering.cards import match_cards
 from app.rendering.negotiation import prefers_markdown
-from app.schemas.match import JAX_VERSION_MAX_LENGTH, MatchRequest, MatchResponse
+from app.schemas.match import JAX_VERSION_MAX_LENGTH, MatchRequest
 
 router = APIRouter(prefix="/api", tags=["match"])
 # Pastes matched on the event loop: up to about 2 ms of CPU, less than the interpreter's
@@ -27,7 +28,7 @@ _JAX_VERSION: TypeAdapter[str] = TypeAdapter(
 )
 # The answer as JSON bytes: ``model_dump_json`` decodes them to text, which the response
 # encodes again (13 KB for a 20 KB paste's answer).
-_ANSWER = TypeAdapter(MatchResponse)
+_ANSWER = TypeAdapter(MatchAnswer)
 # Read by the endpoint itself: FastAPI's resolving of a declared query parameter cost more
 # than a 20 KB paste's JSON parsing.
 _JAX_VERSION_PARAMETER = {
@@ -42,7 +43,7 @@ _JAX_VERSION_PARAMETER = {
 @post_request_route(
     router,
     "/match",
-    response_model=MatchResponse,
+    response_model=MatchAnswer,
     summary="Find known errors in a pasted traceback",
     responses=MARKDOWN_ANSWER,
     openapi_extra={
@@ -70,9 +71,11 @@ async def match(request: Request) -> Response:
         on_loop=len(body) <= ON_LOOP_PASTE_BYTES,
     )
     count_match(bool(result.matches))
+    answers = match_answers(result, catalog.records, links_for(request))
     if prefers_markdown(request.headers.get("accept")):
-        return markdown_response(match_cards(result, catalog.records, links_for(request)))
-    return Response(_ANSWER.dump_json(result), media_type="application/json")
+        return markdown_response(answers)
+    answered = MatchAnswer.model_construct(**dict(result), answers=answers)
+    return Response(_ANSWER.dump_json(answered), media_type="application/json")
 
 
 def _jax_version(request: Request) -> str | None:

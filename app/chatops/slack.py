@@ -11,8 +11,9 @@ from typing import Any
 
 from slack_sdk.signature import Clock, SignatureVerifier
 
+from app.answers.answer import Answer, Quote, Step
+from app.answers.cards import hidden_steps_note, step_heading
 from app.chatops.answers import Reply
-from app.rendering.cards import Card, FixCard, Quote, fix_heading, hidden_fixes_note
 from app.rendering.text import clip, clip_line, quiet_mentions
 
 MAX_BLOCKS = 50
@@ -63,30 +64,33 @@ def slack_message(reply: Reply) -> dict[str, Any]:
     return {
         "response_type": "in_channel" if reply.share else "ephemeral",
         # Shown in notifications, and read as mrkdwn: escaped like any other text.
-        "text": escape(clip_line(" · ".join(card.title for card in reply.cards), FALLBACK_LIMIT)),
+        "text": escape(
+            clip_line(" · ".join(answer.headline for answer in reply.cards), FALLBACK_LIMIT)
+        ),
         "blocks": blocks,
     }
 
 
-def _card_blocks(card: Card) -> list[dict[str, Any]]:
+def _card_blocks(answer: Answer) -> list[dict[str, Any]]:
+    """The headline, Do this, then the details; the other steps behind All fixes."""
     blocks = [
         {
             "type": "header",
             "text": {
                 "type": "plain_text",
-                "text": quiet_mentions(clip_line(card.title, HEADER_LIMIT)),
+                "text": quiet_mentions(clip_line(answer.headline, HEADER_LIMIT)),
             },
         }
     ]
-    if card.facts:
-        facts = " · ".join(f"*{escape(label)}* {_code(value)}" for label, value in card.facts)
+    if answer.doThis:
+        blocks.append(_section(_step(answer.doThis, step_heading(answer, 0))))
+    if answer.facts:
+        facts = " · ".join(f"*{escape(fact.label)}* {_code(fact.value)}" for fact in answer.facts)
         blocks.append(_section(facts))
-    blocks += [_section(_quote(quote)) for quote in card.quotes]
-    blocks += [_section(escape(paragraph)) for paragraph in card.text]
-    if card.fixes:
-        blocks.append(_section(_fix(card.fixes[0], fix_heading(card, 0))))
-    footer = [f"<{link.url}|{escape(link.label)}>" for link in card.links]
-    hidden = hidden_fixes_note(card, shown=1)
+    blocks += [_section(_quote(quote)) for quote in answer.quotes]
+    blocks += [_section(escape(paragraph)) for paragraph in answer.notes]
+    footer = [f"<{link.url}|{escape(link.label)}>" for link in answer.links]
+    hidden = hidden_steps_note(answer, shown=1)
     if hidden:
         footer.insert(0, escape(hidden))
     if footer:
@@ -99,10 +103,12 @@ def _quote(quote: Quote) -> str:
     return f"{text}\n{escape(quote.note)}" if quote.note else text
 
 
-def _fix(fix: FixCard, heading: str) -> str:
-    head = f"*{escape(heading)}*" + (f" — _{escape(fix.note)}_" if fix.note else "")
+def _step(step: Step, heading: str) -> str:
+    head = f"*{escape(heading)}*" + (f" — _{escape(step.note)}_" if step.note else "")
     parts = [head]
-    for snippet in fix.snippets:
+    if step.diff:
+        parts.append(_code_block(step.diff))
+    for snippet in step.snippets:
         if snippet.label:
             parts.append(f"*{escape(snippet.label)}*")
         parts.append(_code_block(snippet.code))

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import collector
-from app.db import transaction
+from app.db import transaction, widen_cache_for_bulk_write
 from app.errors import InvalidInput
 from app.records.store import Outcome, RecordStore
 from app.records.text_pages import PageParseError, parse_page
@@ -118,6 +118,7 @@ def _import_text(store: RecordStore, text: str, source: str) -> ImportSummary:
             raise ImportFailed(
                 ImportIssue(source, incoming.location, exc.field, exc.message)
             ) from None
+    widen_cache_for_bulk_write(store.session)
     for outcome in store.upsert_many(records):
         summary.count(outcome)
     for annotation in annotations:

@@ -1,11 +1,15 @@
-"""Cards as Markdown (CommonMark): the API's text/markdown answers and the Mattermost bot's."""
+"""Answers as Markdown (CommonMark): the API's text/markdown answers and the Mattermost bot's.
+
+In the answer's order: the headline, **Do this** with its diff, the alternatives, then the
+details (facts, quotes, notes, links)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from app.rendering.cards import Card, FixCard, Quote, fix_heading, hidden_fixes_note
+from app.answers.answer import Answer, Quote, Step
+from app.answers.cards import hidden_steps_note, step_heading
 from app.rendering.text import clip, quiet_mentions
 
 MEDIA_TYPE = "text/markdown; charset=utf-8"
@@ -16,28 +20,29 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def markdown(
-    cards: Sequence[Card], *, max_fixes: int | None = None, limit: int | None = None
+    answers: Sequence[Answer], *, max_fixes: int | None = None, limit: int | None = None
 ) -> str:
-    """Cards separated by rules; ``max_fixes`` per card (all when None), ``limit`` characters."""
-    text = "\n\n---\n\n".join(_card(card, max_fixes) for card in cards) + "\n"
+    """Answers separated by rules; ``max_fixes`` steps each (all when None), ``limit``
+    characters."""
+    text = "\n\n---\n\n".join(_answer(answer, max_fixes) for answer in answers) + "\n"
     return clip(text, limit) if limit is not None else text
 
 
-def _card(card: Card, max_fixes: int | None) -> str:
-    parts = [f"### {escape(card.title)}"]
-    if card.facts:
-        parts.append(
-            " · ".join(f"{escape(label)} {code_span(value)}" for label, value in card.facts)
-        )
-    parts += [_quote(quote) for quote in card.quotes]
-    parts += [escape(paragraph) for paragraph in card.text]
-    shown = card.fixes if max_fixes is None else card.fixes[:max_fixes]
-    parts += [_fix(fix, fix_heading(card, index)) for index, fix in enumerate(shown)]
-    hidden = hidden_fixes_note(card, len(shown))
+def _answer(answer: Answer, max_fixes: int | None) -> str:
+    parts = [f"### {escape(answer.headline)}"]
+    steps = answer.steps if max_fixes is None else answer.steps[:max_fixes]
+    parts += [_step(step, step_heading(answer, index)) for index, step in enumerate(steps)]
+    hidden = hidden_steps_note(answer, len(steps))
     if hidden:
         parts.append(f"_{escape(hidden)}_")
-    if card.links:
-        parts.append(" · ".join(f"[{escape(link.label)}]({link.url})" for link in card.links))
+    if answer.facts:
+        parts.append(
+            " · ".join(f"{escape(fact.label)} {code_span(fact.value)}" for fact in answer.facts)
+        )
+    parts += [_quote(quote) for quote in answer.quotes]
+    parts += [escape(paragraph) for paragraph in answer.notes]
+    if answer.links:
+        parts.append(" · ".join(f"[{escape(link.label)}]({link.url})" for link in answer.links))
     return "\n\n".join(parts)
 
 
@@ -46,13 +51,14 @@ def _quote(quote: Quote) -> str:
     return f"{line}  \n{escape(quote.note)}" if quote.note else line
 
 
-def _fix(fix: FixCard, heading: str) -> str:
-    head = f"**{escape(heading)}**" + (f" — {escape(fix.note)}" if fix.note else "")
-    blocks = [
+def _step(step: Step, heading: str) -> str:
+    head = f"**{escape(heading)}**" + (f" — {escape(step.note)}" if step.note else "")
+    blocks = [code_block(step.diff, "diff")] if step.diff else []
+    blocks += [
         f"{escape(snippet.label)}:\n{code_block(snippet.code)}"
         if snippet.label
         else code_block(snippet.code)
-        for snippet in fix.snippets
+        for snippet in step.snippets
     ]
     return "\n\n".join([head, *blocks])
 

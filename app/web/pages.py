@@ -12,9 +12,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from starlette.responses import HTMLResponse
 
-from app.rendering.cards import fix_heading
-from app.rendering.links import RELATIVE
-from app.rendering.records import readable_message
+from app.answers.cards import step_heading
+from app.answers.links import RELATIVE
+from app.answers.record_text import readable_message
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
@@ -53,10 +53,25 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["clip_line"] = clip_line
+    env.filters["paste_summary"] = paste_summary
+    env.filters["added_lines"] = added_lines
     env.filters["record_url"] = RELATIVE.record
     env.filters["readable_message"] = readable_message
-    env.globals["fix_heading"] = fix_heading
+    env.globals["step_heading"] = step_heading
     return env
+
+
+def added_lines(diff: str) -> str:
+    """The code a diff adds, what its copy button copies: the changed lines as they read."""
+    return "\n".join(line[1:] for line in diff.splitlines() if line.startswith("+"))
+
+
+def paste_summary(paste: str) -> str:
+    """The paste in one line, for its folded box: its length and its last line of text,
+    where a traceback states its error."""
+    lines = [line for line in paste.splitlines() if line.strip()]
+    last = clip_line(lines[-1], 90) if lines else ""
+    return f"{len(lines)} lines, ending {last}" if len(lines) > 1 else last
 
 
 def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:

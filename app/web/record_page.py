@@ -12,6 +12,8 @@ from typing import Any
 
 from app.answers.catalog import Catalog, RecordInfo
 from app.answers.computed import closest_curated
+from app.answers.links import RELATIVE
+from app.answers.record_text import CODE_FIELDS, corrections_by_field, field_label
 from app.engines.mosaic_gpu import OPERATIONS, render_tuple
 from app.jaxref.releases import span
 from app.matching.frames import FrameIndex
@@ -19,8 +21,6 @@ from app.records.models import RecordRow
 from app.records.related import Ranking, Related
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore
-from app.rendering.links import RELATIVE
-from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
 
 SHORT_SHA = 10
 RELATED_SHOWN = 6

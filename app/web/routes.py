@@ -11,8 +11,12 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
+from app.answers.answer import Answer
+from app.answers.cards import compute_answer, match_answers
 from app.answers.compute import ComputeService
+from app.answers.links import RELATIVE
 from app.answers.match import MatchService
+from app.answers.record_text import find_record
 from app.api.deps import CatalogDep, MatchServiceDep, StoreDep
 from app.api.offload import cpu_bound
 from app.engines.mosaic_gpu import (
@@ -27,9 +31,6 @@ from app.engines.mosaic_gpu.engine import get_operation
 from app.errors import NotFound, ProblemError, SharedSlug
 from app.matching import MAX_PASTE_BYTES, paste_end
 from app.records.store import RecordFilters
-from app.rendering.cards import Card, compute_card, match_cards
-from app.rendering.links import RELATIVE
-from app.rendering.records import find_record
 from app.rendering.text import validation_problem
 from app.schemas.compute import ComputeRequest
 from app.schemas.match import MatchRequest
@@ -56,7 +57,7 @@ class ComputeForm:
 class Outcome:
     """A result section: cards, or the problem that kept them from being made."""
 
-    cards: list[Card]
+    cards: list[Answer]
     problem: str | None = None
     status: int = 200
     note: str | None = None
@@ -142,7 +143,7 @@ async def _match(http: Request, service: MatchService, text: str, jax_version: s
         cards, (encoded, cut) = await cpu_bound(
             http,
             lambda: (
-                match_cards(service.match(request), service.catalog.records, RELATIVE),
+                match_answers(service.match(request), service.catalog.records, RELATIVE),
                 encode_paste(read),
             ),
         )
@@ -152,7 +153,8 @@ async def _match(http: Request, service: MatchService, text: str, jax_version: s
         return Outcome([], exc.detail, exc.status)
     link = None
     if encoded is not None:
-        link = RELATIVE.match(paste=encoded, jaxVersion=jax_version.strip() or None)
+        # The fragment scrolls the page to the answer, with or without the script.
+        link = RELATIVE.match(paste=encoded, jaxVersion=jax_version.strip() or None) + "#match"
     if cut:
         notes.append(
             "The link to this result holds the paste's last lines only."
@@ -201,7 +203,7 @@ async def compute(
             }
         )
         card = await cpu_bound(
-            http, lambda: compute_card(ComputeService(catalog).compute(request), RELATIVE)
+            http, lambda: compute_answer(ComputeService(catalog).compute(request), RELATIVE)
         )
         outcome = Outcome([card])
     except ValidationError as exc:

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from app.answers.cards import match_answers
 from app.answers.catalog import Catalog
 from app.answers.computed import closest_curated
+from app.answers.links import Links
 from app.answers.match import MatchService
 from app.config import CURATED_SEED_PATHS
 from app.knowledge.mining import MINED_SITES
 from app.matching.frames import FrameIndex
-from app.rendering.cards import match_cards
-from app.rendering.links import Links
 from app.schemas.match import MatchRequest, MatchResponse
 from tests.conftest import Backend
 
@@ -337,5 +337,5 @@ def test_a_message_cut_short_names_its_record_and_no_release(catalog: Catalog) -
     assert (match.errorId, match.why.truncated) == (REF_STORE_RECORD, True)
     assert match.variant != "current"  # the pattern that read it
     assert found.release is None
-    [card] = match_cards(found, catalog.records, Links(""))
-    assert not any("printed until" in text for text in card.text), card.text
+    [card] = match_answers(found, catalog.records, Links(""))
+    assert not any("printed until" in text for text in card.notes), card.notes

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -362,7 +363,9 @@ def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
     checked = {(each["jaxVersion"], each["loweringSemantics"]) for each in copy["fix"]["checkedIn"]}
     assert {("0.7.0", "Lane"), ("0.10.2", "Lane"), ("0.11.0", "Warpgroup")} <= checked
     assert len(checked) == 19
-    assert copy["fix"]["fixes"][0]["code"]["after"] == "plgpu.SMEM((256,), jnp.int4)"
+    assert copy["fix"]["fixes"][0]["code"]["after"] == (
+        "# kernel.py, line 3\nsmem = plgpu.SMEM((256,), jnp.int4)"
+    )
     computed = client.post(
         "/api/compute",
         json={
@@ -374,6 +377,46 @@ def test_the_answer_uses_the_users_frame_and_the_dtype_written_in_it(
     ).json()
     assert computed["fixes"][0]["code"]["after"] == "plgpu.SMEM((32,), jnp.int4)"
     assert computed["fixes"][0]["code"]["before"] == "plgpu.SMEM((7,), jnp.int4)", "not shared"
+
+
+USERS_ZEROS = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/kernel.py", line 12, in main\n'
+    "    x = jnp.zeros([7], dtype=jnp.int4)\n"
+    '  File "/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic_gpu/primitives.py",'
+    " line 459, in copy_gmem_to_smem\n"
+    "    copy_gmem_to_smem_p.bind(\n"
+    "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)\n"
+)
+
+
+def test_the_answer_leads_with_a_diff_of_the_users_own_line_that_passes(
+    client: httpx.Client,
+) -> None:
+    """Do this is a diff of the line the paste shows, in the user's own spelling (a list
+    here); the shape and dtype it writes after the change pass every check."""
+    found = match(client, USERS_ZEROS, jaxVersion="0.10.2")
+    [answer, *_] = found["answers"]
+    assert answer["kind"] == "match"
+    assert answer["headline"].startswith("ValueError: Can only transfer integer bytes")
+    diff = answer["doThis"]["diff"].splitlines()
+    assert diff[0] == " # /home/me/kernel.py, line 12"
+    assert diff[1] == "-x = jnp.zeros([7], dtype=jnp.int4)"
+    assert diff[2] == "+x = jnp.zeros([256], dtype=jnp.int4)"
+    for step in (answer["doThis"], *answer["alternatives"]):
+        added = next(line for line in step["diff"].splitlines() if line.startswith("+"))
+        written = re.fullmatch(r"\+x = jnp\.zeros\(\[(\d+)\], dtype=jnp\.(\w+)\)", added)
+        assert written, added
+        verdict = client.post(
+            "/api/compute",
+            json={
+                "operation": "copy_gmem_to_smem",
+                "shape": [int(written[1])],
+                "dtype": written[2],
+                "jaxVersion": "0.10.2",
+            },
+        ).json()
+        assert verdict["ok"], (added, verdict["firstViolation"])
 
 
 def test_an_error_only_lane_raises_is_computed_under_lane_in_a_warpgroup_release(

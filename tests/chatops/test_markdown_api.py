@@ -29,7 +29,8 @@ def test_match_answers_in_markdown_when_asked(client: httpx.Client) -> None:
     assert "accept" in response.headers["vary"].lower()
     text = response.text
     assert text.startswith("### ValueError: Can only transfer integer bytes")
-    assert "**Best fix: pad the block from 7 to 256 elements**" in text
+    assert "**Do this: Pad the block from 7 to 256 elements**" in text
+    assert "```diff\n-plgpu.SMEM((7,), jnp.int4)\n+plgpu.SMEM((256,), jnp.int4)\n```" in text
     assert "plgpu.SMEM((32,), jnp.int32)" in text, "every fix, unlike the chat answers"
     assert f"({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text
 
@@ -37,7 +38,9 @@ def test_match_answers_in_markdown_when_asked(client: httpx.Client) -> None:
 def test_compute_answers_in_markdown_when_asked(client: httpx.Client) -> None:
     response = client.post("/api/compute", json=INT4_7, headers=MARKDOWN)
     assert response.headers["content-type"] == "text/markdown; charset=utf-8"
-    assert "**JAX says:** `Can only transfer integer bytes (shape=[7], dtype=i4)`" in response.text
+    assert response.text.startswith(
+        "### ValueError: Can only transfer integer bytes (shape=\\[7\\], dtype=i4) (7 × 4 bits"
+    )
     passing = client.post(
         "/api/compute",
         json={"operation": "pallas_call", "shape": [128], "dtype": "float32"},
@@ -120,17 +123,17 @@ def test_an_answer_without_a_computed_fix_says_what_to_do(client: httpx.Client) 
     record = json.loads((RECORDS / "tpu-automatic-partitioning.json").read_text())["record"]
     paste = f"NotImplementedError: {record['errorMessage']}"
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
-    assert f"What to do: {escape(record['solutions'][0])}" in text
-    assert f"Or: {escape(record['solutions'][1])}" in text
+    assert f"**Do this: {escape(record['solutions'][0])}**" in text
+    assert f"**Or: {escape(record['solutions'][1])}**" in text
     annotation = json.loads((ANNOTATIONS / "ffb598de9e3ff51b.json").read_text())["annotation"]
     [corrected] = [c for c in annotation["corrections"] if c["field"] == "solutions"]
     paste = traceback("MGPU-COPY-WARPGROUP-BYTES")  # its bytes, but not the block's shape
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
-    assert f"What to do: {escape(corrected['correction'])}" in text
+    assert f"**Do this: {escape(corrected['correction'])}**" in text
     # The engine's fixes for the values pasted say it instead.
     paste = "ValueError: Only byte-aligned shapes are supported. Got shape: int4(7,)"
     text = client.post("/api/match", json={"text": paste}, headers=MARKDOWN).text
-    assert "**Fix: " in text and "What to do" not in text
+    assert "```diff" in text and escape(corrected["correction"]) not in text
 
 
 def test_pythons_error_at_pallas_call_says_where_jax_called_and_what_to_do(

@@ -51,9 +51,9 @@ def test_a_paste_is_answered_in_markdown(client: httpx.Client) -> None:
         "### ValueError: Can only transfer integer bytes (shape=\\[7\\], dtype=i4)"
     )
     assert "shape `[7]` · dtype `int4` · bit width `4`" in text
-    assert "**JAX says:** `Can only transfer integer bytes (shape=[7], dtype=i4)`" in text
-    assert "**Best fix: pad the block from 7 to 256 elements**" in text
-    assert "After:\n```python\nplgpu.SMEM((256,), jnp.int4)\n```" in text
+    assert text.count("Can only transfer integer bytes") == 1  # the message once
+    assert "**Do this: Pad the block from 7 to 256 elements**" in text
+    assert "```diff\n-plgpu.SMEM((7,), jnp.int4)\n+plgpu.SMEM((256,), jnp.int4)\n```" in text
     assert "_3 more fixes: follow All fixes._" in text
     assert "plgpu.SMEM((128,), jnp.int8)" not in text, "the best fix only, as in Slack"
     assert f"[Record page]({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text

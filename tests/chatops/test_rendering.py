@@ -10,7 +10,11 @@ from typing import Any
 import pytest
 from slack_sdk.signature import Clock
 
+from app.answers.answer import Answer, Fact, Quote, Step
+from app.answers.cards import match_answers, step_heading
 from app.answers.catalog import RecordInfo
+from app.answers.links import Links
+from app.answers.record_text import readable_message
 from app.chatops.answers import Reply
 from app.chatops.commands import MAX_PASTE_CHARS, Compute, Help, Lookup, Paste, parse_command
 from app.chatops.replays import ReplayCache
@@ -22,11 +26,8 @@ from app.chatops.slack import (
     command_text,
     slack_message,
 )
-from app.rendering.cards import Card, FixCard, Quote, Snippet, match_cards
-from app.rendering.links import Links
 from app.rendering.markdown import code_block, code_span, escape, markdown
 from app.rendering.negotiation import prefers_markdown
-from app.rendering.records import readable_message
 from app.rendering.text import clip, clip_line, open_fence
 from app.schemas.answers import ClosestOut, SourceOnlyOut
 from app.schemas.match import MatchOut, MatchResponse, RaisePointOut, ValuesOut, WhyOut
@@ -150,14 +151,15 @@ def test_markdown_keeps_user_text_inert() -> None:
     assert code_block("```\nx") == "````python\n```\nx\n````"
 
 
-def _huge_card(index: int) -> Card:
-    long_code = "\n".join(f"line_{n} = {n}" for n in range(2000))
-    return Card(
-        title=f"Error {index}: " + "very long title " * 30,
-        facts=(("shape", "[7]"),),
-        quotes=(Quote("In the paste", "x" * 10_000),),
-        text=tuple(f"paragraph {n}" for n in range(30)),
-        fixes=(FixCard("pad", "verified", (Snippet("Before", long_code), Snippet("After", "y"))),),
+def _huge_card(index: int) -> Answer:
+    long_diff = "\n".join(f"-line_{n} = {n}" for n in range(2000)) + "\n+y"
+    return Answer(
+        kind="match",
+        headline=f"Error {index}: " + "very long title " * 30,
+        doThis=Step(title="pad", note="verified", diff=long_diff),
+        facts=(Fact(label="shape", value="[7]"),),
+        quotes=(Quote(label="In the paste", text="x" * 10_000),),
+        notes=tuple(f"paragraph {n}" for n in range(30)),
     )
 
 
@@ -176,7 +178,11 @@ def test_slack_message_respects_block_kit_limits() -> None:
 
 
 def test_slack_escapes_mentions_and_links_in_user_text() -> None:
-    card = Card("t", quotes=(Quote("paste", "<!channel> <https://evil|click> a & b"),))
+    card = Answer(
+        kind="notice",
+        headline="t",
+        quotes=(Quote(label="paste", text="<!channel> <https://evil|click> a & b"),),
+    )
     text = slack_message(Reply([card], share=True))["blocks"][1]["text"]["text"]
     assert "&lt;!channel&gt; &lt;https://evil|click&gt; a &amp; b" in text
     assert "<!channel>" not in text
@@ -253,11 +259,11 @@ def _unfixed_match(line: str) -> MatchResponse:
 
 def test_an_unfixed_match_is_headed_with_the_pasted_line_unless_it_could_mention() -> None:
     known = {"r1": RecordInfo("r1", "got-bytes", "Got {bytes=} but {n}", None, None, ())}
-    [plain] = match_cards(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
-    assert plain.title == "NotImplementedError: Got bytes=32 but 128"
+    [plain] = match_answers(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
+    assert plain.headline == "NotImplementedError: Got bytes=32 but 128"
     for line in ("Got <!channel> but 128", "Got @here but 128"):
-        [card] = match_cards(_unfixed_match(line), known, Links(""))
-        assert card.title == "NotImplementedError: Got bytes=… but …"
+        [card] = match_answers(_unfixed_match(line), known, Links(""))
+        assert card.headline == "NotImplementedError: Got bytes=… but …"
 
 
 def test_an_unfixed_match_says_what_to_do_from_the_records_solutions() -> None:
@@ -267,12 +273,24 @@ def test_an_unfixed_match_says_what_to_do_from_the_records_solutions() -> None:
             "r1", "got-bytes", "Got {bytes=} but {n}", None, None, (), solutions=advice
         )
     }
-    [card] = match_cards(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
-    told = [line for line in card.text if line.startswith(("What to do", "Or:"))]
-    assert told == ["What to do: Pad the block.", "Or: Use int8.", "Or: Split the copy."]
+    [card] = match_answers(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
+    told = [step_heading(card, index) for index in range(len(card.steps))]
+    assert told == ["Do this: Pad the block.", "Or: Use int8.", "Or: Split the copy."]
     unadvised = {"r1": replace(known["r1"], solutions=())}
-    [card] = match_cards(_unfixed_match("Got bytes=32 but 128"), unadvised, Links(""))
-    assert not [line for line in card.text if line.startswith("What to do")]
+    [card] = match_answers(_unfixed_match("Got bytes=32 but 128"), unadvised, Links(""))
+    assert card.steps == ()
+
+
+def test_advice_worded_as_an_alternative_is_not_told_or_twice() -> None:
+    advice = ("Pad the block.", "Or use int8.", "Alternatively, split the copy.")
+    known = {
+        "r1": RecordInfo(
+            "r1", "got-bytes", "Got {bytes=} but {n}", None, None, (), solutions=advice
+        )
+    }
+    [card] = match_answers(_unfixed_match("Got bytes=32 but 128"), known, Links(""))
+    told = [step_heading(card, index) for index in range(len(card.steps))]
+    assert told == ["Do this: Pad the block.", "Or: Use int8.", "Or: Split the copy."]
 
 
 def _pointed(**fields: Any) -> MatchResponse:
@@ -309,10 +327,11 @@ def test_a_raise_points_card_says_what_to_do_where_its_site_has_advice() -> None
         (),
         solutions=("Call pl.program_id inside the kernel.",),
     )
-    [card] = match_cards(response, {"r1": advised}, Links(""))
-    assert card.text[-1] == "What to do: Call pl.program_id inside the kernel."
-    [card] = match_cards(response, {}, Links(""))
-    assert not any(line.startswith("What to do") for line in card.text)
+    [card] = match_answers(response, {"r1": advised}, Links(""))
+    assert card.doThis is not None
+    assert card.doThis.title == "Call pl.program_id inside the kernel."
+    [card] = match_answers(response, {}, Links(""))
+    assert card.doThis is None
 
 
 def test_a_cut_tracebacks_card_says_where_it_ends_and_what_jax_says_there() -> None:
@@ -336,12 +355,12 @@ def test_a_cut_tracebacks_card_says_where_it_ends_and_what_jax_says_there() -> N
             solutions=("Pad the block.",),
         )
     }
-    [card] = match_cards(response, known, Links(""))
-    assert card.title.startswith("Cut before its message, in JAX's _copy_gmem_to_smem_lowering")
-    assert card.text[0] == f"No message to match: {point.why}."
+    [card] = match_answers(response, known, Links(""))
+    assert card.headline.startswith("Cut before its message, in JAX's _copy_gmem_to_smem_lowering")
+    assert card.notes[0] == f"The paste is cut before its message: {point.why}."
     said = "JAX's message there: Can only transfer integer bytes (shape={shape}, dtype={dtype})"
-    assert said in card.text
-    assert card.text[-1] == "What to do: Pad the block."
+    assert said in card.notes
+    assert card.doThis is not None and card.doThis.title == "Pad the block."
 
 
 def test_a_source_only_errors_closest_records_link_by_id_which_slugs_alike_share() -> None:
@@ -362,7 +381,7 @@ def test_a_source_only_errors_closest_records_link_by_id_which_slugs_alike_share
         closest=closest,
     )
     response.matches[0].sourceOnly = source
-    [card] = match_cards(response, {}, Links(""))
+    [card] = match_answers(response, {}, Links(""))
     assert [link.url for link in card.links[1:]] == ["/errors/r2", "/errors/r3"]
 
 

@@ -9,10 +9,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.answers.cards import match_answers
 from app.answers.catalog import Catalog
+from app.answers.links import Links
 from app.answers.match import MatchService
-from app.rendering.cards import match_cards
-from app.rendering.links import Links
 from app.schemas.match import MatchRequest, MatchResponse
 from tests.conftest import Backend
 
@@ -295,8 +295,8 @@ def test_a_reported_bare_assert_is_answered_with_its_sites_advice(
     record = catalog.records[record_id]
     assert record.curated
     assert all(words in record.solutions[0] for words in advice), record.solutions[0]
-    [card] = match_cards(response, catalog.records, Links(""))
-    assert f"What to do: {record.solutions[0]}" in card.text
+    [card] = match_answers(response, catalog.records, Links(""))
+    assert card.doThis is not None and card.doThis.title == record.solutions[0]
 
 
 def test_a_body_that_failed_to_verify_is_read_whole_not_to_the_first_dot(

@@ -15,6 +15,7 @@ import pytest
 import re2
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.answers.cards import release_told
 from app.answers.catalog import CatalogCache
 from app.answers.match import MatchService
 from app.config import load_settings
@@ -33,7 +34,6 @@ from app.knowledge.public_names import MINED_API
 from app.migrate import upgrade
 from app.records.seeding import prepare_database
 from app.records.version_watch import VersionWatch
-from app.rendering.cards import release_told
 from app.rendering.markdown import escape
 from app.schemas.match import MatchRequest
 from tests.conftest import SEED_DIR, Backend, LiveServer, start_server, stop_server
@@ -364,8 +364,8 @@ def test_a_tpu_compilers_own_message_is_named_as_libtpus(client: httpx.Client) -
     assert said["compiler"] == "libtpu (Mosaic's TPU compiler)"
     markdown = {"Accept": "text/markdown"}
     text = client.post("/api/match", json={"text": closed}, headers=markdown).text
-    assert "Said by libtpu (Mosaic's TPU compiler), not by JAX's source" in text
-    assert "No known error matched: libtpu's Mosaic compiler said it" in text
+    assert text.startswith("### libtpu (Mosaic's TPU compiler) rejected the kernel")
+    assert "Said by libtpu (Mosaic's TPU compiler), not by JAX's source: libtpu's Mosaic" in text
     assert "Compare in float32" in text  # what the report's thread says to do
     opened = wrapper + "Not implemented: Non-trivial layouts unsupported"
     answer = client.post("/api/match", json={"text": opened}).json()

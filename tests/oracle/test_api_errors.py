@@ -25,13 +25,13 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 from jax.experimental.pallas import tpu as pltpu
 
+from app.answers.cards import match_answers
 from app.answers.catalog import Catalog
+from app.answers.links import Links
 from app.answers.match import MatchService
 from app.jaxref.releases import newest_release
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.public_names import MINED_API
-from app.rendering.cards import match_cards
-from app.rendering.links import Links
 from app.schemas.match import MatchRequest
 
 pytestmark = pytest.mark.oracle
@@ -300,8 +300,10 @@ def test_a_keyword_no_release_takes_is_answered_with_where_it_belongs(
     takers = {spelled for taker in match.keyword.takenBy for spelled in taker.calledAs}
     assert "pltpu.CompilerParams" in takers
     answer = service.match(MatchRequest(text=paste))
-    [card] = match_cards(answer, full_catalog.records, Links(""))
-    assert any("is a parameter of" in text and "pltpu.CompilerParams" in text for text in card.text)
+    [card] = match_answers(answer, full_catalog.records, Links(""))
+    assert any(
+        "is a parameter of" in text and "pltpu.CompilerParams" in text for text in card.notes
+    )
     call = pl.pallas_call(
         kernel_copying,
         out_shape=ARRAY,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import httpx
-from playwright.sync_api import Page, Route, expect
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect
 
 from app.jaxref.releases import release_commits
 from tests.chatops.chat import traceback
@@ -26,23 +27,22 @@ def test_a_pasted_traceback_shows_the_error_its_values_and_fixes(page: Page) -> 
     result = page.locator("#match-result")
     expect(result.locator(FIRST_RESULT)).to_have_text(
         "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
+        " (7 × 4 bits = 28 bits; 28 mod 8 = 4)"
     )
     expect(page).to_have_url("/")  # matched in place, without leaving the page
     expect(result.get_by_role("heading", name="Result")).to_be_focused()
-    facts = result.locator(".facts")
+    best = result.locator(".do-this").first
+    expect(best.get_by_role("heading")).to_have_text(
+        "Do this: Pad the block from 7 to 256 elements"
+    )
+    expect(best.locator("del")).to_have_text("-plgpu.SMEM((7,), jnp.int4)")
+    expect(best.locator("ins")).to_have_text("+plgpu.SMEM((256,), jnp.int4)")
+    expect(best.get_by_role("button", name=re.compile("^Copy the changed code"))).to_be_visible()
+    facts = result.locator(".facts").first
+    expect(facts).to_be_hidden()  # the details are folded
+    result.get_by_text("Details: the values").first.click()
     expect(facts).to_contain_text("shape[7]")
     expect(facts).to_contain_text("dtypeint4")
-    said = result.locator(".quote").filter(has_text="JAX says")
-    expect(said.locator("code")).to_have_text(
-        "Can only transfer integer bytes (shape=[7], dtype=i4)"
-    )
-    expect(said).to_contain_text("7 × 4 bits = 28 bits; 28 mod 8 = 4")
-    best = result.locator(".fix").first
-    expect(best.get_by_role("heading")).to_have_text(
-        "Best fix: pad the block from 7 to 256 elements"
-    )
-    expect(best.locator("#match1-fix1-code2")).to_have_text("plgpu.SMEM((256,), jnp.int4)")
-    expect(best.get_by_role("button", name="Copy after")).to_be_visible()
     expect(facts).to_contain_text(re.compile(r"JAX release0\.10\.2, from \d+ JAX frames"))
     commit = release_commits()["0.10.2"]
     # Playwright hands the pattern to the page as JavaScript, where a slash ends it.
@@ -67,14 +67,16 @@ def test_without_javascript_the_form_posts_and_the_result_is_on_the_page(
     expect(plain_page.locator(FIRST_RESULT)).to_contain_text(
         "must have a number of elements that is a multiple of 128 (got 32)"
     )
-    expect(plain_page.locator("#match1-fix1-code2")).to_have_text(
-        "jax.ShapeDtypeStruct((128,), jnp.float32)"
+    expect(plain_page).to_have_url(re.compile(r"/#match$"))  # the answer scrolled into view
+    expect(plain_page.locator(".do-this ins").first).to_have_text(
+        "+jax.ShapeDtypeStruct((128,), jnp.float32)"
     )
-    # The paste stays in the box, to edit and send again.
-    expect(plain_page.get_by_label("Traceback, log or error message")).to_contain_text(
-        "multiple of 128 (got 32)"
-    )
-    expect(plain_page.get_by_role("button", name="Copy after")).to_be_hidden()
+    # The paste folds to one line, and stays in the box to edit and send again.
+    box = plain_page.get_by_label("Traceback, log or error message")
+    expect(box).to_be_hidden()
+    plain_page.locator("#paste-box > summary").click()
+    expect(box).to_contain_text("multiple of 128 (got 32)")
+    expect(plain_page.get_by_role("button", name=re.compile("^Copy"))).to_have_count(0)
 
 
 def test_a_record_page_says_what_it_means_then_errata_corrections_without_javascript(
@@ -158,6 +160,7 @@ def test_an_answer_is_headed_with_the_users_line_and_a_record_with_its_values_el
         "Only copies transferring a number of bytes divisible by the warpgroup size are"
         " supported. Got bytes=32 but warpgroup size is 128"
     )
+    page.locator("#paste-box > summary").click()  # "edit": the folded paste opens again
     paste.fill(line)
     page.get_by_role("button", name="Find the error").click()
     expect(result.locator(FIRST_RESULT)).to_have_text(f"NotImplementedError: {line}")
@@ -222,7 +225,7 @@ def test_copy_buttons_work_without_the_clipboard_api_on_plain_http(page: Page) -
     page.goto("/")
     page.get_by_label("Traceback, log or error message").fill(traceback("MGPU-COPY-INTEGER-BYTES"))
     page.get_by_role("button", name="Find the error").click()
-    copy = page.locator("#match-result").get_by_role("button", name="Copy after").first
+    copy = page.locator("#match-result").get_by_role("button", name=re.compile("^Copy")).first
     expect(copy).to_be_visible()
     copy.click()
     selected = page.evaluate("window.getSelection().toString()")
@@ -242,13 +245,11 @@ def test_a_matched_paste_has_a_link_that_shows_the_result_again(page: Page) -> N
     page.context.clear_cookies()
     fresh = page.context.new_page()
     fresh.goto(href)
-    expect(fresh.locator(FIRST_RESULT)).to_have_text(
+    expect(fresh.locator(FIRST_RESULT)).to_contain_text(
         "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
     )
-    expect(fresh.locator("#match1-fix1-code2")).to_have_text("plgpu.SMEM((256,), jnp.int4)")
-    expect(fresh.get_by_label("Traceback, log or error message")).to_contain_text(
-        "Can only transfer integer bytes"
-    )
+    expect(fresh.locator(".do-this ins").first).to_have_text("+plgpu.SMEM((256,), jnp.int4)")
+    expect(fresh.locator(".paste-summary")).to_contain_text("Can only transfer integer bytes")
     fresh.close()
 
 
@@ -260,3 +261,50 @@ def test_a_paste_over_the_body_limit_gets_the_problem_page_not_a_page_in_the_res
     page.get_by_role("button", name="Find the error").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Payload too large")
     expect(page.locator("header.site-header")).to_have_count(1)
+
+
+# A TPU paste: no engine computes its fix yet, so Do this is the record's advice.
+TPU_PARTITIONING = (
+    "Traceback (most recent call last):\n"
+    '  File "/home/me/train.py", line 40, in <module>\n'
+    "    out = jax.jit(step)(params, batch)\n"
+    "NotImplementedError: Mosaic kernels cannot be automatically partitioned. Please wrap the"
+    " call in a shard_map.\n"
+)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
+@pytest.mark.parametrize("chip", ["gpu", "tpu"])
+def test_do_this_is_in_the_first_screen_after_submit(
+    browser: Browser, live_server: LiveServer, width: int, height: int, chip: str
+) -> None:
+    """The answer leads: its Do this block is in the first viewport, the GPU one holds a
+    diff, and the message shows once above the fold."""
+    paste = traceback("MGPU-COPY-INTEGER-BYTES") if chip == "gpu" else TPU_PARTITIONING
+    context = browser.new_context(
+        base_url=live_server.base_url, viewport={"width": width, "height": height}
+    )
+    page = context.new_page()
+    page.goto("/")
+    page.get_by_label("Traceback, log or error message").fill(paste)
+    page.get_by_role("button", name="Find the error").click()
+    do_this = page.locator("#match-result .do-this").first
+    expect(do_this).to_be_visible()
+    box = do_this.bounding_box()
+    scrolled = page.evaluate("window.scrollY")
+    assert box is not None and box["y"] >= 0 and box["y"] + 40 <= height, (box, scrolled)
+    if chip == "gpu":
+        expect(do_this.locator("ins")).to_have_count(1)
+        message = "Can only transfer integer bytes"
+    else:
+        message = "Mosaic kernels cannot be automatically partitioned"
+    above_fold = page.evaluate(
+        """(height) => [...document.querySelectorAll("#match-result *")]
+            .filter((node) => node.children.length === 0 && node.checkVisibility())
+            .filter((node) => { const r = node.getBoundingClientRect();
+                                return r.bottom > 0 && r.top < height; })
+            .map((node) => node.textContent).join("\\n")""",
+        height,
+    )
+    assert above_fold.count(message) == 1, above_fold
+    context.close()

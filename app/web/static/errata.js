@@ -54,13 +54,34 @@
     });
   }
 
+  // With an answer shown, the paste folds to its summary line; "edit" opens it again.
+  function foldPaste(form) {
+    var box = document.getElementById("paste-box");
+    var summary = box && box.querySelector(".paste-summary");
+    if (!box || !summary) {
+      return;
+    }
+    var lines = form.elements.text.value.split("\n").filter(function (line) {
+      return line.trim() !== "";
+    });
+    var last = lines.length ? lines[lines.length - 1].trim() : "";
+    var code = document.createElement("code");
+    code.textContent = (lines.length > 1 ? lines.length + " lines, ending " : "") + last;
+    summary.textContent = "Your paste: ";
+    summary.appendChild(code);
+    box.open = false;
+  }
+
   function matchInPlace(form, target) {
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       var button = form.querySelector("button[type=submit]");
       button.disabled = true;
       target.setAttribute("aria-busy", "true");
-      fetch(form.action + "?fragment=true", {
+      var url = new URL(form.action); // "/#match": the fragment is for the page without script
+      url.hash = "";
+      url.searchParams.set("fragment", "true");
+      fetch(url.toString(), {
         method: "POST",
         body: new URLSearchParams(new FormData(form)),
         headers: { Accept: "text/html" },
@@ -76,9 +97,11 @@
         .then(function (html) {
           target.innerHTML = html; // rendered and escaped by the server
           enableCopyButtons(target);
+          foldPaste(form);
           var heading = target.querySelector("h2");
           if (heading) {
             heading.focus();
+            heading.scrollIntoView({ block: "start" });
           }
         })
         .catch(function () {

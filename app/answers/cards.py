@@ -1,25 +1,24 @@
-"""Cards: what an answer says, before it is written as Markdown, Block Kit or HTML.
+"""What each answer says, composed from a match, a compute or a record: the answers every
+surface renders (``answer.py``).
 
-Titles and prose hold only text this service wrote or curated; anything copied from a paste
-or typed by a user travels in a :class:`Quote`, which every format shows as code, so it can
-neither format the answer nor mention anybody. One exception: a matched error is headed with
-the paste's own line (JAX's words with the user's values, as the record's pattern matched
-them), unless a chat could read a mention in it.
+A matched error is headed with the paste's own line (JAX's words with the user's values, as
+the record's pattern matched them), unless a chat could read a mention in it.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from app.answers.answer import Answer, Fact, Link, Quote, Snippet, Step, first_and_rest
 from app.answers.catalog import RecordInfo
+from app.answers.links import Links
+from app.answers.record_text import corrections_by_field, field_label, readable_message
 from app.engines.mosaic_gpu import parse_version, render_list, render_tuple
 from app.jaxref.releases import oldest_release, runs
 from app.matching.index import wording_until
-from app.rendering.links import Links
-from app.rendering.records import corrections_by_field, field_label, readable_message
 from app.schemas.answers import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
 from app.schemas.compute import ComputeResponse, FixOut
 from app.schemas.match import (
@@ -37,115 +36,115 @@ MAX_SOLUTIONS_SHOWN = 3
 KEYWORD_TAKERS_SHOWN = 4  # the functions named that take a keyword a call does not
 # What Slack or Mattermost would read as a mention or a channel link.
 _MENTION = re.compile(r"<[!@#]|@\w")
-# The matcher names inferred values by attribute; cards label them for people.
+# The matcher names inferred values by attribute; answers label them for people.
 _VALUE_LABELS = {
     "bit_width": "bit width",
     "element_count": "elements",
     "memory_space": "memory space",
 }
+# Curated solutions offered as alternatives often start so; the answer labels them itself.
+_ALTERNATIVE_OPENING = re.compile(r"^(?:Or|Alternatively),?\s+(?=\w)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Quote:
-    """Text shown word for word, as code: JAX's message, a line of the paste, an input error."""
-
-    label: str
-    text: str
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class Snippet:
-    label: str
-    code: str
+def step_heading(answer: Answer, index: int) -> str:
+    """``Do this`` for the first step, ``Or`` for the others; a record's example as named."""
+    step = answer.steps[index]
+    if not step.ranked:
+        return step.title
+    return f"{'Do this' if index == 0 else 'Or'}: {step.title}"
 
 
-@dataclass(frozen=True)
-class FixCard:
-    title: str
-    note: str
-    snippets: tuple[Snippet, ...]
-    ranked: bool = True
-    """One of the engine's fixes, best first; a record's example fix is not ranked."""
-
-
-@dataclass(frozen=True)
-class Link:
-    label: str
-    url: str
-
-
-@dataclass(frozen=True)
-class Card:
-    """One thing to say: a matched error, a verdict, a record, or a notice."""
-
-    title: str
-    facts: tuple[tuple[str, str], ...] = ()
-    quotes: tuple[Quote, ...] = ()
-    text: tuple[str, ...] = ()
-    fixes: tuple[FixCard, ...] = ()
-    links: tuple[Link, ...] = ()
-
-
-def fix_heading(card: Card, index: int) -> str:
-    fix = card.fixes[index]
-    if not fix.ranked:
-        return fix.title
-    return f"{'Best fix' if index == 0 and len(card.fixes) > 1 else 'Fix'}: {fix.title}"
-
-
-def hidden_fixes_note(card: Card, shown: int) -> str | None:
-    """Said when a short answer leaves fixes out; the All fixes link lists them."""
-    hidden = len(card.fixes) - shown
+def hidden_steps_note(answer: Answer, shown: int) -> str | None:
+    """Said when a short answer leaves steps out; the All fixes link lists them."""
+    hidden = len(answer.steps) - shown
     if hidden <= 0:
         return None
     return f"{hidden} more {'fix' if hidden == 1 else 'fixes'}: follow All fixes."
 
 
-def match_cards(
+def code_diff(before: str, after: str) -> str:
+    """``before`` changed into ``after``, as a unified diff's body: unchanged lines (the
+    paste's ``# file, line N`` comment) as context, then the lines removed and added."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=3)
+    return "\n".join(line for line in list(lines)[2:] if not line.startswith("@@"))
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _facts(pairs: Iterable[tuple[str, str]]) -> tuple[Fact, ...]:
+    return tuple(Fact(label=label, value=value) for label, value in pairs)
+
+
+def advice_steps(solutions: tuple[str, ...]) -> tuple[Step, ...]:
+    """The record's curated advice, where the engine computed no fix for the paste's values:
+    the answer then says what to do without sending the reader to the record's page."""
+    return tuple(
+        Step(title=_sentence(_ALTERNATIVE_OPENING.sub("", text)))
+        for text in solutions[:MAX_SOLUTIONS_SHOWN]
+    )
+
+
+def match_answers(
     response: MatchResponse, known: Mapping[str, RecordInfo], links: Links
-) -> list[Card]:
-    """A card per matched error, then one for the site an exception no message matched was
-    raised at (a bare ``NotImplementedError`` that JAX's ``LoweringException`` wraps); with
-    neither, the exceptions seen and the closest records.
+) -> list[Answer]:
+    """An answer per matched error, then one for the site an exception no message matched was
+    raised at (a bare ``NotImplementedError`` that JAX's ``LoweringException`` wraps), then
+    the memory reports; with none of them, what a compiler said, else the exceptions seen and
+    the closest records. Answers with a step to do come first: a memory report's blocks that
+    fit lead an error that has no fix.
 
     ``known`` is the catalog's view of the records, for their messages.
     """
-    memory = [_memory_card(report) for report in response.memory]
+    memory = [_memory_answer(report) for report in response.memory]
     release = release_told(response.release)
-    if response.matches:
-        matched = [
-            _match_card(match, known.get(match.errorId), links, release)
-            for match in response.matches
-        ]
-        if response.raisePoints:
-            matched.append(_raise_point_card(response, known, links, release))
-        return matched + memory
+    found = [
+        _match_answer(match, known.get(match.errorId), links, release) for match in response.matches
+    ]
     if response.raisePoints:
-        return [_raise_point_card(response, known, links, release), *memory]
+        found.append(_raise_point_answer(response, known, links, release))
+    if not found:
+        found = [_compiler_answer(message) for message in response.compilerMessages]
+    if not found and not memory:
+        found = [_unknown_answer(response, links)]
+    return sorted([*found, *memory], key=lambda answer: answer.doThis is None)
+
+
+def _unknown_answer(response: MatchResponse, links: Links) -> Answer:
+    """No known error: the exceptions seen, and the closest records to read."""
     seen = tuple(
-        Quote(f"Exception on line {found.lineNumber}", f"{found.exceptionClass}: {found.message}")
+        Quote(
+            label=f"Exception on line {found.lineNumber}",
+            text=f"{found.exceptionClass}: {found.message}",
+        )
         for found in response.unmatched[:3]
     )
     closest = tuple(
-        Link(suggestion.errorMessage, links.record(suggestion.errorId))
+        Link(label=suggestion.errorMessage, url=links.record(suggestion.errorId))
         for suggestion in response.suggestions
     )
-    text = (
-        "Closest known errors:" if closest else "Paste the whole traceback, or search the records."
+    note = (
+        "The closest known errors are linked below."
+        if closest
+        else ("Paste the whole traceback, or search the records.")
     )
-    said = [_compiler_card(message) for message in response.compilerMessages]
-    if said:  # what the compiler said is the answer; the closest records are a guess
-        return [*said, *memory]
-    return [Card("No known error matched", quotes=seen, text=(text,), links=closest), *memory]
+    return Answer(
+        kind="unknown",
+        headline="errata knows no error in this paste",
+        quotes=seen,
+        notes=(note,),
+        links=closest,
+    )
 
 
-def _compiler_card(said: CompilerMessageOut) -> Card:
+def _compiler_answer(said: CompilerMessageOut) -> Answer:
     """A message no release of JAX's source holds, named as its compiler's."""
-    return Card(
-        f"Said by {said.compiler}, not by JAX's source",
-        quotes=(Quote(f"Line {said.lineNumber}", said.message),),
-        text=(f"No known error matched: {said.why}.",),
+    return Answer(
+        kind="compiler",
+        headline=f"{said.compiler} rejected the kernel",
+        quotes=(Quote(label=f"Line {said.lineNumber}", text=said.message),),
+        notes=(f"Said by {said.compiler}, not by JAX's source: {said.why}.",),
     )
 
 
@@ -183,39 +182,47 @@ def release_told(release: ReleaseOut | None) -> ReleaseTold:
     return ReleaseTold([("JAX release", told)], notes)
 
 
-def _raise_point_card(
+def _raise_point_answer(
     response: MatchResponse, known: Mapping[str, RecordInfo], links: Links, release: ReleaseTold
-) -> Card:
+) -> Answer:
     """An exception no message matched, named by the JAX site its last frame points at; or
     the site of a statement the paste quotes. With the site's curated advice, if any."""
     first, *others = response.raisePoints
     seen = tuple(
         Quote(
-            f"Exception on line {found.lineNumber}",
-            f"{found.exceptionClass}: {found.message}" if found.message else found.exceptionClass,
+            label=f"Exception on line {found.lineNumber}",
+            text=f"{found.exceptionClass}: {found.message}"
+            if found.message
+            else found.exceptionClass,
         )
         for found in response.unmatched[:1]
     )
     advised = known.get(first.errorId) if first.errorId else None
     said: tuple[str, ...] = ()
+    where = f"{first.function} ({first.filePath}:{first.line})"
     if first.via == "quote":
         told = f"The paste quotes a statement of JAX's source: {first.why}."
-        title = f"JAX raises this in {first.function} ({first.filePath}:{first.line})"
+        headline = f"JAX raises this in {where}"
     elif first.via == "cut":
-        told = f"No message to match: {first.why}."
-        title = f"Cut before its message, in JAX's {first.function} ({first.filePath}:{first.line})"
+        told = f"The paste is cut before its message: {first.why}."
+        headline = f"Cut before its message, in JAX's {where}"
         said = (f"JAX's message there: {advised.message}",) if advised else ()
     elif first.errorId is None:
-        told = f"No known message matched, and no release of JAX raises on this line: {first.why}."
-        title = f"Raised inside JAX's {first.function} ({first.filePath}:{first.line})"
+        told = f"JAX raises on no such line in any release: {first.why}."
+        headline = f"Raised inside JAX's {where}"
     else:
-        told = f"No known message matched; JAX's frame points at this site: {first.why}."
-        title = f"Raised by JAX in {first.function} ({first.filePath}:{first.line})"
-    return Card(
-        title=title,
-        facts=tuple(release.facts),
+        told = f"JAX's frame points at this site: {first.why}."
+        headline = f"Raised by JAX in {where}"
+    steps = advice_steps(advised.solutions if advised else ())
+    do_this, alternatives = first_and_rest(steps)
+    return Answer(
+        kind="site",
+        headline=headline,
+        doThis=do_this,
+        alternatives=alternatives,
+        facts=_facts(release.facts),
         quotes=seen,
-        text=(told, *said, *release.notes, *what_to_do(advised.solutions if advised else ())),
+        notes=(told, *said, *release.notes),
         links=(*_site_links(first, links), *_other_sites(others, links)),
     )
 
@@ -227,9 +234,9 @@ def _record_page(point: RaisePointOut, links: Links) -> str | None:
 
 def _site_links(point: RaisePointOut, links: Links) -> list[Link]:
     page = _record_page(point, links)
-    found = [Link("Record page", page)] if page else []
+    found = [Link(label="Record page", url=page)] if page else []
     if point.sourceUrl:
-        found.append(Link("JAX source", point.sourceUrl))
+        found.append(Link(label="JAX source", url=point.sourceUrl))
     return found
 
 
@@ -240,11 +247,13 @@ def _other_sites(points: Iterable[RaisePointOut], links: Links) -> list[Link]:
     for point in points:
         url = _record_page(point, links) or point.sourceUrl
         if url:
-            found.append(Link(f"Or {point.function} ({point.filePath}:{point.line})", url))
+            found.append(
+                Link(label=f"Or {point.function} ({point.filePath}:{point.line})", url=url)
+            )
     return found[:3]
 
 
-def _memory_card(report: MemoryOut) -> Card:
+def _memory_answer(report: MemoryOut) -> Answer:
     """How far over its on-chip memory a kernel is, on which devices, and what fits."""
     over = f"{report.overBytes:,} bytes ({report.overPercent:g}%)"
     approximate = "" if report.exact else " (the report rounds to 0.01 MiB)"
@@ -257,91 +266,110 @@ def _memory_card(report: MemoryOut) -> Card:
         facts.append(("the limit of", ", ".join(report.devices)))
     if report.fitsOn:
         facts.append(("fits as is on", ", ".join(report.fitsOn)))
-    text = list(report.advice)
-    if report.fittingDepth is not None and report.maxConcurrentSteps is not None:
-        text.insert(
-            0,
-            f"At max_concurrent_steps={report.fittingDepth} (from {report.maxConcurrentSteps}) "
-            "the kernel fits, if every buffer is pipelined.",
-        )
+    steps: list[Step] = []
     budget = report.budget
-    fixes: tuple[FixCard, ...] = ()
     if budget is not None:
-        fixes = tuple(
-            FixCard(
-                f"Block {render_tuple(tuple(fit.newShape))} instead of "
+        steps += [
+            Step(
+                title=f"Block {render_tuple(tuple(fit.newShape))} instead of "
                 f"{render_tuple(tuple(fit.shape))}",
-                f"{fit.smemBytes:,} bytes at max_concurrent_steps={budget.maxConcurrentSteps}; "
-                "passes every other pallas_call check",
-                (),
+                note=f"{fit.smemBytes:,} bytes at max_concurrent_steps="
+                f"{budget.maxConcurrentSteps}; passes every other pallas_call check",
+                diff=code_diff(
+                    f"block_shape={render_tuple(tuple(fit.shape))}",
+                    f"block_shape={render_tuple(tuple(fit.newShape))}",
+                ),
             )
             for fit in budget.fittingBlocks
+        ]
+    if report.fittingDepth is not None and report.maxConcurrentSteps is not None:
+        steps.append(
+            Step(
+                title=f"max_concurrent_steps={report.fittingDepth}",
+                note=f"from {report.maxConcurrentSteps}: the kernel fits, if every buffer is "
+                "pipelined",
+                diff=code_diff(
+                    f"max_concurrent_steps={report.maxConcurrentSteps}",
+                    f"max_concurrent_steps={report.fittingDepth}",
+                ),
+            )
         )
-    return Card(
-        title=f"{report.memory} over the limit by {over}",
-        facts=tuple(facts),
-        text=tuple(text),
-        fixes=fixes,
+    steps += [Step(title=advice) for advice in report.advice]
+    do_this, alternatives = first_and_rest(tuple(steps))
+    return Answer(
+        kind="memory",
+        headline=f"{report.memory} over the limit by {over}",
+        doThis=do_this,
+        alternatives=alternatives,
+        facts=_facts(facts),
     )
 
 
-def _match_card(
+def _match_answer(
     match: MatchOut,
     record: RecordInfo | None,
     links: Links,
     release: ReleaseTold,
-) -> Card:
-    """Titled with JAX's message for the paste's values when the engine reproduced it, else
-    with the paste's line as the record's pattern matched it; with the JAX release and the
-    error's site in its source."""
+) -> Answer:
+    """Headed with JAX's message for the paste's values and why it fails, where the engine
+    reproduced it, else with the paste's line as the record's pattern matched it; the message
+    shown once. Its steps: the engine's fixes, else a rewrite, else the record's advice."""
     fix = match.fix
     first = fix.firstViolation if fix else None
     message = first.message if first else _pasted_message(match, record)
-    quotes = [Quote(f"Line {match.lineNumber} of the paste", match.matchedLine.strip())]
-    if first is not None:
-        quotes.append(Quote("JAX says", first.message, first.explanation))
-    facts = list(_value_facts(match.values))
+    headline = f"{match.errorClass or 'Error'}: {message}"
+    if first is not None and first.explanation:
+        headline += f" ({first.explanation})"
+    quotes = []
+    if match.why.normalizedLine.strip() not in headline:  # a cut line, an older wording
+        line = match.matchedLine.strip()
+        quotes.append(Quote(label=f"Line {match.lineNumber} of the paste", text=line))
+    facts = [("line", f"{match.lineNumber} of the paste"), *_value_facts(match.values)]
     if match.operation:
         facts.append(("operation", match.operation))
     if match.rule:
         facts.append(("rule", match.rule))
     facts.extend(release.facts)
-    text = list(release.notes)
-    if match.why.calledBy:
-        text.append(f"Python raised this where JAX called your code: {match.why.calledBy}.")
-    if match.variant != "current" and not match.why.truncated:  # a cut shows no wording's end
-        text.append(_older_wording_note(match.variant))
     if match.fixUnavailable:
-        text.append(f"No fix computed: {match.fixUnavailable}.")
+        facts.append(("computed fix", f"none: {match.fixUnavailable}"))
+    notes = list(release.notes)
+    if match.why.calledBy:
+        notes.append(f"Python raised this where JAX called your code: {match.why.calledBy}.")
+    if match.variant != "current" and not match.why.truncated:  # a cut shows no wording's end
+        notes.append(_older_wording_note(match.variant))
     if fix is not None:
-        text.extend(_later_checks(fix))
-        text.extend(releases_checked(fix))
-    fixes = _fix_cards(fix) if fix else ()
+        notes.extend(_later_checks(fix))
+        notes.extend(releases_checked(fix))
+    steps = _fix_steps(fix) if fix else ()
     closest: tuple[Link, ...] = ()
     if match.keyword is not None:
-        text.extend(keyword_text(match.keyword))
+        notes.extend(keyword_text(match.keyword))
     if match.primitive is not None:
-        text.extend(primitive_text(match.primitive))
-        fixes = (*fixes, *_rewrite_cards(match.primitive))
-    if not fixes and record is not None:
-        text.extend(what_to_do(record.solutions))
+        notes.extend(primitive_text(match.primitive))
+        steps = (*steps, *_rewrite_steps(match.primitive))
+    if not steps and record is not None:
+        steps = advice_steps(record.solutions)
     if match.sourceOnly is not None:
         facts.extend(_source_facts(match.sourceOnly))
         quotes.extend(_source_quotes(match.sourceOnly))
-        text.append(match.sourceOnly.unknown)
-        if match.sourceOnly.closest:
-            text.append("Closest curated errors: see the links.")
+        notes.append(match.sourceOnly.unknown)
         closest = tuple(
-            Link(item.errorMessage, links.record(item.errorId)) for item in match.sourceOnly.closest
+            Link(label=item.errorMessage, url=links.record(item.errorId))
+            for item in match.sourceOnly.closest
         )
-    page = Link("Record page", links.record(match.errorId))
-    source = (Link(_source_label(match.source), match.sourceUrl),) if match.sourceUrl else ()
-    return Card(
-        title=f"{match.errorClass or 'Error'}: {message}",
-        facts=tuple(facts),
+    page = Link(label="Record page", url=links.record(match.errorId))
+    source = (
+        (Link(label=_source_label(match.source), url=match.sourceUrl),) if match.sourceUrl else ()
+    )
+    do_this, alternatives = first_and_rest(steps)
+    return Answer(
+        kind="match",
+        headline=headline,
+        doThis=do_this,
+        alternatives=alternatives,
+        facts=_facts(facts),
         quotes=tuple(quotes),
-        text=tuple(text),
-        fixes=fixes,
+        notes=tuple(notes),
         links=(page, *source, *_all_fixes(fix, links), *closest),
     )
 
@@ -388,13 +416,17 @@ def primitive_text(primitive: PrimitiveOut) -> list[str]:
     return lines
 
 
-def _rewrite_cards(primitive: PrimitiveOut) -> tuple[FixCard, ...]:
+def _rewrite_steps(primitive: PrimitiveOut) -> tuple[Step, ...]:
     rewrite = primitive.rewrite
     if rewrite is None:
         return ()
-    snippets = (Snippet("Before", rewrite.before), Snippet("After", rewrite.after))
-    note = "lowered by JAX 0.10.2 in errata's tests"
-    return (FixCard(f"Rewrite: {rewrite.summary}", note, snippets, ranked=False),)
+    return (
+        Step(
+            title=f"Rewrite: {rewrite.summary}",
+            note="lowered by JAX 0.10.2 in errata's tests",
+            diff=code_diff(rewrite.before, rewrite.after),
+        ),
+    )
 
 
 def _source_facts(source: SourceOnlyOut) -> list[tuple[str, str]]:
@@ -410,18 +442,11 @@ def _source_quotes(source: SourceOnlyOut) -> list[Quote]:
     quotes = []
     if source.condition:
         when = "raised when it fails" if source.kind == "assert" else "raised when it holds"
-        quotes.append(Quote(f"The check in JAX's source ({when})", source.condition))
+        quotes.append(Quote(label=f"The check in JAX's source ({when})", text=source.condition))
     if source.variables:
         values = ", ".join(f"{name}={value}" for name, value in source.variables.items())
-        quotes.append(Quote("Its values in the paste", values))
+        quotes.append(Quote(label="Its values in the paste", text=values))
     return quotes
-
-
-def what_to_do(solutions: tuple[str, ...]) -> list[str]:
-    """The record's curated advice, where the engine computed no fix for the paste's values:
-    the answer then says what to do without sending the reader to the record's page."""
-    shown = solutions[:MAX_SOLUTIONS_SHOWN]
-    return [f"{'What to do' if n == 0 else 'Or'}: {text}" for n, text in enumerate(shown)]
 
 
 def _older_wording_note(variant: str) -> str:
@@ -441,7 +466,7 @@ def _pasted_message(match: MatchOut, record: RecordInfo | None) -> str:
     return readable_message(record.message) if record else match.slug
 
 
-def compute_card(response: ComputeResponse, links: Links) -> Card:
+def compute_answer(response: ComputeResponse, links: Links) -> Answer:
     """The verdict for one case: JAX's first error and the fixes, or that it passes."""
     first = response.firstViolation
     shape = render_tuple(tuple(response.shape))
@@ -451,66 +476,77 @@ def compute_card(response: ComputeResponse, links: Links) -> Card:
     facts.append(("JAX", response.jaxVersion))
     facts.append(("lowering semantics", response.loweringSemantics))
     failing = [each for each in response.checkedIn if not each.ok]
+    do_this, alternatives = first_and_rest(_fix_steps(response))
     if first is None and not failing:
-        return Card(
-            title=f"{response.operation}: {shape} {response.dtype} passes every check",
-            facts=tuple(facts),
-            text=("Nothing to fix: this block lowers.",),
+        return Answer(
+            kind="compute",
+            headline=f"{response.operation}: {shape} {response.dtype} passes every check",
+            facts=_facts(facts),
+            notes=("Nothing to fix: this block lowers.",),
         )
     if first is None:  # it lowers in jaxVersion, not in some other release asked for
         elsewhere = runs(tuple(each.jaxVersion for each in failing))
-        return Card(
-            title=f"{response.operation}: {shape} {response.dtype} lowers in JAX "
+        return Answer(
+            kind="compute",
+            headline=f"{response.operation}: {shape} {response.dtype} lowers in JAX "
             f"{response.jaxVersion}, not in {elsewhere}",
-            facts=tuple(facts),
-            text=(
+            doThis=do_this,
+            alternatives=alternatives,
+            facts=_facts(facts),
+            notes=(
                 *(f"JAX {each.jaxVersion} fails {each.rule}." for each in failing),
                 *releases_checked(response),
             ),
-            fixes=_fix_cards(response),
             links=_all_fixes(response, links),
         )
-    text = [*_later_checks(response), *releases_checked(response)]
-    pages = [Link("Record page", links.record(first.errorId))] if first.errorId else []
-    return Card(
-        title=f"{first.errorClass}: {first.message}",
-        facts=tuple(facts),
-        quotes=(Quote("JAX says", first.message, first.explanation),),
-        text=tuple(text),
-        fixes=_fix_cards(response),
+    pages = [Link(label="Record page", url=links.record(first.errorId))] if first.errorId else []
+    headline = f"{first.errorClass}: {first.message}"
+    return Answer(
+        kind="compute",
+        headline=f"{headline} ({first.explanation})" if first.explanation else headline,
+        doThis=do_this,
+        alternatives=alternatives,
+        facts=_facts(facts),
+        notes=(*_later_checks(response), *releases_checked(response)),
         links=(*pages, *_all_fixes(response, links)),
     )
 
 
-def record_card(document: dict[str, Any], annotation: dict[str, Any] | None, links: Links) -> Card:
+def record_answer(
+    document: dict[str, Any], annotation: dict[str, Any] | None, links: Links
+) -> Answer:
     """A record in brief: what the error means, its example fix (errata's, when corrected)."""
     corrections = corrections_by_field(annotation)
     rule = (annotation or {}).get("rule") or document.get("rule")
     place = document.get("filePath")
     if place and document.get("lineNumber"):
         place = f"{place}:{document['lineNumber']}"
-    facts = tuple(
+    facts = [
         (label, str(value))
         for label, value in (("id", document["id"]), ("rule", rule), ("thrown at", place))
         if value
-    )
+    ]
     meaning, _ = _corrected(document, corrections, "documentation")
-    text = [meaning] if meaning else []
+    notes = [meaning] if meaning else []
     if corrections:
         labels = ", ".join(dict.fromkeys(field_label(field) for field in corrections))
-        text.append(f"errata corrects this record ({labels}): read the record page.")
+        notes.append(f"errata corrects this record ({labels}): read the record page.")
     example, problem = _corrected(document, corrections, "exampleFix")
-    fixes: tuple[FixCard, ...] = ()
-    if example:
+    steps = advice_steps(tuple(document.get("solutions") or ()))
+    if example:  # code first: the record's own change, then its advice in words
         title = "Example fix, as corrected by errata" if problem else "Example fix"
-        fixes = (FixCard(title, problem or "", (Snippet("", example),), ranked=False),)
+        code = (Snippet(label="", code=example),)
+        steps = (Step(title=title, note=problem or "", snippets=code, ranked=False), *steps)
+    do_this, alternatives = first_and_rest(steps)
     message = readable_message(document["errorMessage"])
-    return Card(
-        title=f"{document.get('errorClass') or 'Error'}: {message}",
-        facts=facts,
-        text=tuple(text),
-        fixes=fixes,
-        links=(Link("Record page", links.record(document["id"])),),
+    return Answer(
+        kind="record",
+        headline=f"{document.get('errorClass') or 'Error'}: {message}",
+        doThis=do_this,
+        alternatives=alternatives,
+        facts=_facts(facts),
+        notes=tuple(notes),
+        links=(Link(label="Record page", url=links.record(document["id"])),),
     )
 
 
@@ -549,7 +585,7 @@ def _later_checks(response: ComputeResponse) -> list[str]:
     checks = "check fails" if len(later) == 1 else "checks fail"
     return [
         f"Fixing only this is not enough: {len(later)} more {checks} ({', '.join(later)}); "
-        "every fix below passes them too."
+        "each fix passes them too."
     ]
 
 
@@ -564,16 +600,16 @@ def releases_checked(response: ComputeResponse) -> list[str]:
         f"{runs(tuple(releases))} ({semantics} semantics)"
         for semantics, releases in by_semantics.items()
     )
-    return [f"Every fix below passes every check in JAX {where}."]
+    return [f"Every fix passes every check in JAX {where}."]
 
 
-def _fix_cards(response: ComputeResponse) -> tuple[FixCard, ...]:
+def _fix_steps(response: ComputeResponse) -> tuple[Step, ...]:
     fixes = response.fixes
     return tuple(
-        FixCard(
-            title=fix.description,
+        Step(
+            title=_sentence(fix.description),
             note=_fix_note(fix, fixes[index - 1] if index else None, response),
-            snippets=(Snippet("Before", fix.code.before), Snippet("After", fix.code.after)),
+            diff=code_diff(fix.code.before, fix.code.after),
         )
         for index, fix in enumerate(fixes)
     )
@@ -620,7 +656,7 @@ def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ..
     """A link to the compute page for these values, where every fix is listed."""
     if response is None or not response.fixes:
         return ()
-    return (Link("All fixes", links.compute(**compute_fields(response))),)
+    return (Link(label="All fixes", url=links.compute(**compute_fields(response))),)
 
 
 def compute_fields(response: ComputeResponse) -> dict[str, str | None]:
