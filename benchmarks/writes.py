@@ -105,8 +105,7 @@ async def measure(url: str, rate: float, seconds: float, scratch: Path) -> int:
                 if seen:
                     print(f"{'':<22}writer's next match found the record: max {max(seen):.3f} s")
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        stop(server)
     return 0
 
 
@@ -125,6 +124,17 @@ def serve(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,
     )
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL where requests still running keep the server past 30 s."""
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        print("# the server was still answering 30 s after SIGTERM: killed")
+        server.kill()
+        server.wait()
 
 
 async def until_ready(client: httpx.AsyncClient) -> None:
