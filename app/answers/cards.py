@@ -638,6 +638,8 @@ def _ranked_below(fix: FixOut, above: FixOut, response: ComputeResponse) -> list
         return []
     if keeps(above) and not keeps(fix):
         return ["ranked below the fixes that keep your dtypes, which change less of what you meant"]
+    if _keeps_axes(above, response) and not _keeps_axes(fix, response):
+        return ["ranked below the pads that keep your block's axes, which move no data"]
     if fix.addedBytes != above.addedBytes:
         return []
     tie = "as many bytes as the fix above"
@@ -650,6 +652,13 @@ def _ranked_below(fix: FixOut, above: FixOut, response: ComputeResponse) -> list
     if above.axis == -1 and fix.axis != -1:
         return [f"{tie}, which ranks first for padding the last axis"]
     return [tie]
+
+
+def _keeps_axes(fix: FixOut, response: ComputeResponse) -> bool:
+    """Every axis of the block stays, only grown: see the engine's ranking."""
+    return len(fix.shape) == len(response.shape) and all(
+        new >= old for new, old in zip(fix.shape, response.shape, strict=True)
+    )
 
 
 def _all_fixes(response: ComputeResponse | None, links: Links) -> tuple[Link, ...]:

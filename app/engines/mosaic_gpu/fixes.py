@@ -95,6 +95,13 @@ class _Candidate:
     def keeps_types(self, case: Case) -> bool:
         return self.dtype == case.dtype and self.target == case.target
 
+    def keeps_axes(self, case: Case) -> bool:
+        """Every axis stays, only grown: the data is padded where it is, not laid out anew
+        (a flatten or reshape changes what every index of the kernel reads)."""
+        return len(self.dims) == len(case.dims) and all(
+            new >= old for new, old in zip(self.dims, case.dims, strict=True)
+        )
+
     def added_bytes(self, case: Case) -> float:
         before = math.prod(case.dims) * case.dtype.bits
         return (math.prod(self.dims) * self.dtype.bits - before) / 8
@@ -360,6 +367,7 @@ def _candidates(case: Case) -> list[_Candidate]:
         [*pads, *reshapes, *_promotions(case), *views],
         key=lambda c: (
             not c.keeps_types(case),
+            not c.keeps_axes(case),
             c.added_bytes(case),
             KIND_ORDER[c.kind],
             c.dtype.bits,
@@ -411,8 +419,9 @@ def suggest_fixes(
     lowering_semantics: str | None = None,
     also_in: Sequence[str] = (),
 ) -> list[Fix]:
-    """Up to ``limit`` verified fixes, those keeping the user's dtypes first, then fewest
-    added bytes first; [] when nothing fails. A fix passes every check in ``jax_version``
+    """Up to ``limit`` verified fixes, those keeping the user's dtypes first, then those
+    keeping every axis (a pad before a flatten or reshape), then fewest added bytes first;
+    [] when nothing fails. A fix passes every check in ``jax_version``
     and in each release of ``also_in`` (code that runs on several, a paste whose release is
     not known)."""
     case = resolve(operation, shape, dtype, target_dtype, jax_version, lowering_semantics, also_in)

@@ -123,10 +123,14 @@ def test_a_reshape_keeps_the_element_count_and_more_elements_is_a_pad(
     assert best.kind == "pad"
 
 
-def test_the_quickstart_3x7_is_padded_then_reshaped() -> None:
-    best = suggest_fixes("pallas_call", [3, 7], "float32")[0]
-    assert (best.kind, best.axis, best.shape) == ("pad", None, (128,))
-    assert best.description == "pad the 21 elements to 128 and reshape (3, 7) to (128,)"
+def test_the_quickstart_3x7_pads_its_last_axis_before_a_flatten() -> None:
+    """A pad that keeps the block's axes ranks first, though the flatten adds fewer bytes:
+    it moves no data, where a flatten changes what every index reads."""
+    best, *others = suggest_fixes("pallas_call", [3, 7], "float32")
+    assert (best.kind, best.axis, best.shape) == ("pad", -1, (3, 128))
+    [flat] = [fix for fix in others if fix.axis is None]
+    assert flat.description == "pad the 21 elements to 128 and reshape (3, 7) to (128,)"
+    assert flat.added_bytes < best.added_bytes
 
 
 def test_no_fix_for_a_passing_case() -> None:
@@ -139,11 +143,20 @@ def test_huge_dimensions_are_answered_without_scanning_them() -> None:
         assert check("copy_smem_to_gmem", fix.shape, fix.dtype).ok
 
 
-def test_ranked_by_added_bytes_and_limited() -> None:
-    fixes = suggest_fixes("copy_gmem_to_smem", [3, 5], "int4", limit=4)
-    assert len(fixes) <= 4
-    for keeps in (True, False):
-        added = [fix.added_bytes for fix in fixes if (fix.dtype == "int4") is keeps]
+def _keeps_axes(shape: tuple[int, ...], fixed: tuple[int, ...]) -> bool:
+    if len(fixed) != len(shape):
+        return False
+    return all(new >= old for new, old in zip(fixed, shape, strict=True))
+
+
+def test_ranked_by_dtype_then_axes_kept_then_added_bytes_and_limited() -> None:
+    fixes = suggest_fixes("copy_gmem_to_smem", [3, 5], "int4", limit=8)
+    assert len(fixes) <= 8
+    ranks = [(fix.dtype != "int4", not _keeps_axes((3, 5), fix.shape)) for fix in fixes]
+    assert ranks == sorted(ranks)
+    assert ranks[0] == (False, False)  # a pad of the block's own axes comes first
+    for rank in set(ranks):
+        added = [fix.added_bytes for fix, each in zip(fixes, ranks, strict=True) if each == rank]
         assert added == sorted(added)
 
 
