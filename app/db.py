@@ -148,3 +148,11 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def refresh_planner_statistics(factory: sessionmaker[Session]) -> None:
+    """``ANALYZE`` after a bulk import. SQLite keeps no table statistics until asked, and
+    without them it planned a join over the records as a scan per record: a related-records
+    query took 6–9 s at 11,000 records and 0.03 s after ``ANALYZE`` (50 ms to run)."""
+    with transaction(factory) as session:
+        session.execute(text("ANALYZE"))

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import collector
-from app.db import transaction, widen_cache_for_bulk_write
+from app.db import refresh_planner_statistics, transaction, widen_cache_for_bulk_write
 from app.errors import InvalidInput
 from app.records.store import Outcome, RecordStore
 from app.records.text_pages import PageParseError, parse_page
@@ -30,6 +30,9 @@ from app.records.validation import (
     validate_annotation,
     validate_record,
 )
+
+# Records an import adds or changes past which the planner's statistics are refreshed.
+BULK_IMPORT_RECORDS = 1_000
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,8 @@ def import_paths(
         total.merge(result)
         if on_file is not None:
             on_file(path, result)
+    if total.added + total.updated >= BULK_IMPORT_RECORDS:
+        refresh_planner_statistics(factory)
     return total
 
 
