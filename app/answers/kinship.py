@@ -160,6 +160,14 @@ class Kinship:
         """Every record carrying ``feature``, however many."""
         return self._carriers.get(feature, ())
 
+    def sharing(self, features: Iterable[str]) -> set[str]:
+        """The records carrying any of ``features`` that weighs anything."""
+        found: set[str] = set()
+        for feature in set(features):
+            if self.weight(feature):
+                found.update(self._carriers[feature])
+        return found
+
     def rank(
         self, record_id: str, features: Iterable[str], listed: Iterable[str]
     ) -> list[tuple[int, str]]:
