@@ -1,7 +1,8 @@
 """What a record page shows, gathered from the record, errata's annotation and its relatives.
 
 The sections follow the dataset's rendered text pages, except that what the error means
-comes first, then errata's corrections, because some of the shipped advice is wrong.
+comes first, then errata's corrections, because some of the shipped advice is wrong, and
+what to do (the solutions, the example fix) comes before the source around the raise.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from app.rendering.links import RELATIVE
 from app.rendering.records import CODE_FIELDS, corrections_by_field, field_label
 
 SHORT_SHA = 10
+DEFENSIVE_FIELDS = ("validationCode", "typeGuard", "tryCatchPattern")
 RELATED_SHOWN = 6
 # Related records a page of the full list (/errors/{key}/related) shows.
 RELATED_PAGE_SIZE = 50
@@ -99,8 +101,40 @@ class SiteFacts:
 
 
 @dataclass(frozen=True)
+class Code:
+    field: str
+    title: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the record's document says that the page shows: none of the rest (its pattern,
+    source text, releases, tags, …), which the page shows worked out, or not at all."""
+
+    id: str
+    message: str
+    repo: str | None
+    severity: str | None
+    error_class: str | None
+    said_by: str | None  # the compiler printing a message no JAX source holds
+    retired: bool
+    documentation: str | None
+    file_path: str | None
+    line_number: int | None
+    solutions: list[str]
+    example_fix: str | None
+    handling_strategy: str | None
+    defensive: list[Code]  # validationCode, typeGuard, tryCatchPattern, where written
+    prevention_tips: list[str]
+    trigger_scenarios: str | None
+    common_situations: str | None
+    analyzed_at: str | None
+
+
+@dataclass(frozen=True)
 class RecordPage:
-    record: ErrorRecord
+    written: Written
     rule: str | None
     corrections: list[Correction]
     notes: list[str]
@@ -131,7 +165,7 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
     site = _site_facts(annotation.get("mined") or row.document)
     derived = row.document.get("documentationSource") == "derived"
     return RecordPage(
-        record=record,
+        written=_written(record),
         rule=annotation.get("rule") or record.rule,
         corrections=[
             Correction(
@@ -275,6 +309,33 @@ def _example(example: dict[str, Any]) -> tuple[str | None, str | None]:
         targetDtype=before.get("targetDtype"),
     )
     return url, f"{shape} {before['dtype']} in {example['operation']}"
+
+
+def _written(record: ErrorRecord) -> Written:
+    return Written(
+        id=record.id,
+        message=record.errorMessage,
+        repo=record.repo,
+        severity=record.severity,
+        error_class=record.errorClass,
+        said_by=record.saidBy.compiler if record.saidBy else None,
+        retired=record.retired,
+        documentation=record.documentation,
+        file_path=record.filePath,
+        line_number=record.lineNumber,
+        solutions=record.solutions,
+        example_fix=record.exampleFix,
+        handling_strategy=record.handlingStrategy,
+        defensive=[
+            Code(field, field_label(field), code)
+            for field in DEFENSIVE_FIELDS
+            if (code := getattr(record, field))
+        ],
+        prevention_tips=record.preventionTips,
+        trigger_scenarios=record.triggerScenarios,
+        common_situations=record.commonSituations,
+        analyzed_at=record.analyzedAt,
+    )
 
 
 def _https(url: str | None) -> str | None:

@@ -308,6 +308,14 @@ def test_a_compilers_message_has_a_page_naming_who_prints_it(client: httpx.Clien
     assert f'href="/errors/{envelope["record"]["id"]}"' in listed
 
 
+def test_a_record_page_says_what_to_do_before_the_source(client: httpx.Client) -> None:
+    page = client.get("/errors/225d0e9c2ee22311").text
+    sections = ["meaning", "message", "solutions", "example", "source", "related"]
+    at = [page.index(f'<h2 id="{section}-title">') for section in sections]
+    assert at == sorted(at)
+    assert "Compute the fixes for" in page[at[-1] :]  # and what to try last
+
+
 def test_a_record_page_shows_a_few_related_and_links_to_them_all(
     curator: httpx.Client, client: httpx.Client
 ) -> None:
