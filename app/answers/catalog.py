@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import threading
+from collections import defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,6 +26,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import collector
+from app.answers.kinship import Kinship
 from app.db import transaction
 from app.engines.mosaic_gpu import OPERATIONS, RULES
 from app.engines.mosaic_gpu.rules import rule_worded
@@ -35,7 +37,7 @@ from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.matching.index import CalledBy, call_names, older_wording
 from app.memo import LockedLRU
 from app.observability.metrics import observe_index_build
-from app.records.models import AnnotationRow, RecordRow
+from app.records.models import AnnotationRow, RecordRow, RecordTag
 from app.records.store import RecordStore
 from app.records.version_watch import VersionWatch
 
@@ -108,6 +110,11 @@ class RecordInfo:
     # Python's own words at a call of one of Pallas's public callables: how code spells it
     # (``pl.pallas_call``), from the record's ``calledAs``.
     called_as: tuple[str, ...] = ()
+    # What else relates it to other records (see kinship): the function its check is in
+    # (its mined site's), its background tag and its tags.
+    function: str | None = None
+    background: str | None = None
+    tags: tuple[str, ...] = ()
 
 
 class Catalog:
@@ -121,8 +128,10 @@ class Catalog:
         rule_records: dict[str, str | None],
         version: int,
         live_records: int | None = None,
+        kinship: Kinship | None = None,
     ) -> None:
-        """``live_records``: how many are not retired, when the caller knows."""
+        """``live_records``: how many are not retired, when the caller knows; ``kinship``:
+        which records carry each feature, when the caller has it (else built on first use)."""
         self.records = records  # retired ones too: they can still be computed by id
         self.patterns = patterns
         self.rule_records = rule_records
@@ -132,6 +141,8 @@ class Catalog:
         self.live_records = live_records
         # The live records' messages, ids and backends, on first use.
         self._live: tuple[list[str], list[str], list[str | None]] | None = None
+        self._kinship = kinship
+        self._kinship_lock = threading.Lock()
         # Answers worked out from this catalog (a compute's, by its case), kept with it
         # because they change with it: the records they name come from it.
         self.answers: LockedLRU[Hashable, Any] = LockedLRU(ANSWERS_KEPT)
@@ -179,6 +190,14 @@ class Catalog:
             )
         return self._live
 
+    @property
+    def kinship(self) -> Kinship:
+        """Which records carry each feature: what relates records (see kinship)."""
+        with self._kinship_lock:
+            if self._kinship is None:
+                self._kinship = Kinship.build(list(self.records.values()))
+            return self._kinship
+
     def changed(self, changes: Changes, rule_records: dict[str, str | None]) -> Catalog:
         """This catalog with ``changes`` applied, its index overlaid rather than rebuilt."""
         if isinstance(self.patterns, OverlaidIndex):
@@ -197,8 +216,9 @@ class Catalog:
             for record_id, info in changes.records.items()
             for old in [self.records.get(record_id)]
         )
+        kinship = self.kinship.changed(self.records, changes.records)
         records = {**self.records, **changes.records}
-        return Catalog(records, patterns, rule_records, changes.version, live)
+        return Catalog(records, patterns, rule_records, changes.version, live, kinship)
 
     @property
     def overlaid_entries(self) -> int:
@@ -247,7 +267,14 @@ _INDEXED = select(
     RecordRow.document["calledUnder"].as_string(),
     RecordRow.document["calledAs"].as_string(),
     RecordRow.document["saidBy"].as_string(),
+    RecordRow.function,
+    RecordRow.background_tag,
 )
+
+
+# Each record's tags, from the table tag filters read: in the documents, PostgreSQL would
+# parse every document (JSON text) once more to find them.
+_TAGGED = select(RecordTag.record_id, RecordTag.tag)
 
 
 def load_catalog(store: RecordStore, version: int) -> Catalog:
@@ -261,8 +288,12 @@ def load_catalog(store: RecordStore, version: int) -> Catalog:
     with collector.paused():
         annotations = {r.record_id: r.document for r in session.scalars(select(AnnotationRow))}
         # Plain rows through the store's connection: no ORM bookkeeping for 100,000 of them.
-        records, entries = _read(session.connection().execute(_INDEXED), annotations)
-        return Catalog(records, PatternIndex.build(entries), rule_records(store), version)
+        tags = _tags(session.connection().execute(_TAGGED))
+        records, entries = _read(session.connection().execute(_INDEXED), annotations, tags)
+        kinship = Kinship.build(list(records.values()))
+        return Catalog(
+            records, PatternIndex.build(entries), rule_records(store), version, kinship=kinship
+        )
 
 
 def load_changes(store: RecordStore, since: int, version: int) -> Changes | None:
@@ -280,8 +311,9 @@ def load_changes(store: RecordStore, since: int, version: int) -> Changes | None
         row.record_id: row.document
         for row in session.scalars(select(AnnotationRow).where(AnnotationRow.record_id.in_(ids)))
     }
+    tags = _tags(session.connection().execute(_TAGGED.where(RecordTag.record_id.in_(ids))))
     rows = session.connection().execute(_INDEXED.where(RecordRow.id.in_(ids)))
-    records, entries = _read(rows, annotations)
+    records, entries = _read(rows, annotations, tags)
     return Changes(version, records, entries, bool(notes) or any(r.rule for r in records.values()))
 
 
@@ -299,8 +331,23 @@ def _mined_rule(message: str, path: str | None, curated: bool) -> str | None:
     return rule if rule and path and backend_of(path) == "mosaic_gpu" else None
 
 
+def _tags(rows: Iterable[Sequence[Any]]) -> dict[str, tuple[str, ...]]:
+    """Each record's tags, from rows of record id and tag; one tuple per set of tags."""
+    found: defaultdict[str, list[str]] = defaultdict(list)
+    for record_id, tag in rows:
+        found[record_id].append(tag)
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    return {
+        record_id: shared.setdefault(key, key)
+        for record_id, tags in found.items()
+        for key in [tuple(sorted(tags))]
+    }
+
+
 def _read(
-    rows: Iterable[Sequence[Any]], annotations: dict[str, dict[str, Any]]
+    rows: Iterable[Sequence[Any]],
+    annotations: dict[str, dict[str, Any]],
+    tags: dict[str, tuple[str, ...]],
 ) -> tuple[dict[str, RecordInfo], list[PatternEntry]]:
     """Each row's facts and, for a live record, its patterns."""
     records: dict[str, RecordInfo] = {}
@@ -310,7 +357,8 @@ def _read(
     for row in rows:
         (record_id, slug, message, error_class, row_rule, retired, path) = row[:7]
         pattern, typed, ops, older, documentation_source, solutions, github_url = row[7:14]
-        callers, through, under, called_as, said_by = row[14:]
+        callers, through, under, called_as, said_by = row[14:19]
+        function, background = row[19:]
         note = annotations.get(record_id, {})
         curated = documentation_source != "derived"
         rule = note.get("rule") or row_rule or _mined_rule(message, path, curated)
@@ -334,6 +382,9 @@ def _read(
             github_url or None,
             called_by is not None,
             spellings,
+            function,
+            background,
+            tags.get(record_id, ()),
         )
         if retired or typed == "":  # a mined message too short to tell from any line
             continue

@@ -10,6 +10,7 @@ import math
 from rapidfuzz import fuzz, utils
 
 from app.answers.catalog import Catalog, RecordInfo
+from app.answers.kinship import record_features
 from app.engines.mosaic_gpu import InputValueError
 from app.engines.mosaic_gpu.operations import MBARRIER_BYTES, smem_aligned
 from app.engines.mosaic_gpu.smem import (
@@ -248,8 +249,9 @@ def closest_curated(
     info: RecordInfo, function: str, catalog: Catalog, frames: FrameIndex
 ) -> list[ClosestOut]:
     """The curated records nearest to ``info`` (raised in ``function``) by message, file and
-    function, of its own backend or Pallas's core; worked out once per record and catalog: it
-    scores every curated record."""
+    function, of its own backend or Pallas's core; worked out once per record and catalog.
+    Only the records sharing a feature few records carry with it are scored (see kinship):
+    a few hundred at most, however large the catalog."""
     key = ("closest curated", info.id, function)
     known: list[ClosestOut] | None = catalog.answers.get(key)
     if known is None:
@@ -263,7 +265,8 @@ def _score_curated(
 ) -> list[ClosestOut]:
     scored = []
     words = literal_text(info.message)
-    for other in catalog.records.values():
+    for other_id in catalog.kinship.sharing([*record_features(info), f"function:{function}"]):
+        other = catalog.records[other_id]
         if not other.curated or other.retired or other.id == info.id:
             continue
         if info.backend not in (None, "core") and other.backend not in (info.backend, "core"):
@@ -281,7 +284,7 @@ def _score_curated(
         if same_function:
             reasons.append("same function")
         scored.append((round(score, 3), other, ", ".join(reasons)))
-    scored.sort(key=lambda item: -item[0])
+    scored.sort(key=lambda item: (-item[0], item[1].id))
     return [
         ClosestOut(
             errorId=other.id, slug=other.slug, errorMessage=other.message, score=score, why=why

@@ -8,7 +8,8 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import State
 
-from app.api.deps import CuratorDep, StoreDep
+from app.answers.related import related_records
+from app.api.deps import CatalogDep, CuratorDep, StoreDep
 from app.api.offload import SharedRun
 from app.api.openapi import problem_responses
 from app.db import transaction
@@ -198,6 +199,7 @@ def get_annotation(store: StoreDep, record_id: RecordId) -> dict[str, Any]:
 @router.get("/{record_id}/related", response_model=RelatedRecords, summary="Related records")
 def get_related(
     store: StoreDep,
+    catalog: CatalogDep,
     record_id: RecordId,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Records a page.")] = 50,
     cursor: Annotated[
@@ -209,13 +211,14 @@ def get_related(
         ),
     ] = None,
 ) -> RelatedRecords:
-    """Records sharing the record's file, background tag or tags, or listed by it, a page
-    at a time; each page names the listed errors no record matches (`unresolved`)."""
-    related = store.related(record_id, limit=limit, cursor=cursor)
+    """Records listed by the record, then those sharing its rarest features (a function, a
+    file, words few records say; not the tags nearly every record carries), a page at a
+    time; each page names the listed errors no record matches (`unresolved`)."""
+    related = related_records(store, catalog, record_id, limit=limit, cursor=cursor)
     return RelatedRecords(
         items=[
             RelatedRecord(
-                id=item.id, slug=item.slug, errorMessage=item.error_message, reasons=item.reasons
+                id=item.id, slug=item.slug, errorMessage=item.message, reasons=item.reasons
             )
             for item in related.items
         ],

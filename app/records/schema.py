@@ -280,14 +280,15 @@ class RelatedRecord(BaseModel):
     slug: str
     errorMessage: str
     reasons: list[str] = Field(
-        description="Why it is related: filePath, backgroundTag, tag:<t>, listed."
+        description="Why it is related: listed, next:<c>, before:<c>, construct:<c>, function,"
+        " filePath, module, rule, backgroundTag, errorClass, tag:<t>, word:<w>."
     )
 
 
 class RelatedRecords(BaseModel):
     items: list[RelatedRecord] = Field(
-        description="Best first: listed by the record, then the same file, the same background"
-        " tag, then the most shared tags; then by id."
+        description="Best first: listed by the record, then by the rarity of the features"
+        " shared (see the guide); then by id."
     )
     total: int = Field(description="How many records are related, on every page.")
     nextCursor: str | None = Field(

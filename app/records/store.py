@@ -6,7 +6,7 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from operator import itemgetter
@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session, selectinload
 from app.db import json_text
 from app.errors import InvalidInput, NotFound, SharedSlug, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
-from app.records.related import BY_STRENGTH, Ranking, Related, Relation, rank_related
 from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
 from app.records.version_watch import VersionWatch, mark_written
 
@@ -76,14 +75,6 @@ class Page:
     rows: list[RecordRow]
     total: int
     next_cursor: str | None
-
-
-@dataclass(frozen=True)
-class RelatedPage:
-    items: list[Related]
-    total: int
-    next_cursor: str | None
-    unresolved: list[str]  # listed related errors that match no record
 
 
 class RecordStore:
@@ -253,78 +244,6 @@ class RecordStore:
             for term in terms:
                 query = query.where(RecordRow.search_text.contains(term, autoescape=True))
         return query
-
-    def related(
-        self,
-        record_id: str,
-        *,
-        limit: int,
-        cursor: str | None = None,
-        ranking: Ranking = BY_STRENGTH,
-        tags: Collection[str] | None = None,
-        live_only: bool = False,
-    ) -> RelatedPage:
-        """Records sharing the file, background tag or tags, or listed by the record (its
-        ``relatedErrors``), best first by ``ranking``: a page of ``limit`` after ``cursor``.
-
-        ``tags``: those of the record's tags that relate (all of them unless given).
-        ``unresolved``: the listed texts that name no record.
-        """
-        if not 1 <= limit <= MAX_PAGE_SIZE:
-            raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}.")
-        after = _decode_related_cursor(cursor) if cursor else None
-        row = self.get(record_id)
-        own_tags = [t.tag for t in row.tags]
-        if tags is not None:
-            own_tags = [tag for tag in own_tags if tag in tags]
-        listed: list[str] = []
-        unresolved: list[str] = []
-        for text in dict.fromkeys(
-            [
-                *(row.document.get("relatedErrors") or []),
-                *((self.annotation(row.id) or {}).get("relatedErrors") or []),
-            ]
-        ):
-            target = self._by_message_prefix(str(text))
-            if target is None:
-                unresolved.append(text)
-            elif target != row.id:
-                listed.append(target)
-        relation = Relation(row.id, row.file_path, row.background_tag, own_tags, listed)
-        ranked = rank_related(
-            self.session, relation, ranking, limit=limit + 1, after=after, live_only=live_only
-        )
-        items = ranked.items[:limit]
-        next_cursor = None
-        if len(ranked.items) > limit:
-            last = items[-1]
-            next_cursor = _encode_cursor(f"{last.score}.{last.id}")
-        return RelatedPage(items, ranked.total, next_cursor, unresolved)
-
-    def tag_counts(self, tags: Collection[str]) -> dict[str, int]:
-        """How many live records carry each of ``tags``: a tag most records carry relates
-        none."""
-        if not tags:
-            return {}
-        counted = (
-            select(RecordTag.tag, func.count())
-            .join(RecordRow, RecordRow.id == RecordTag.record_id)
-            .where(RecordRow.retired.is_(False), RecordTag.tag.in_(list(tags)))
-            .group_by(RecordTag.tag)
-        )
-        return {tag: count for tag, count in self.session.execute(counted)}
-
-    def _by_message_prefix(self, text: str) -> str | None:
-        """The id of the record whose message starts with ``text``, a live one first."""
-        prefix = text.rstrip(". …").strip()
-        if not prefix:
-            return None
-        return self.session.scalars(
-            select(RecordRow.id)
-            .where(RecordRow.error_message.startswith(prefix, autoescape=True))
-            .order_by(RecordRow.retired, RecordRow.id)
-            .limit(1)
-        ).first()
 
     def upsert(
         self, record: ValidRecord, dataset_version: str | None, *, keep_newer: bool = True
@@ -573,8 +492,13 @@ def _encode_cursor(record_id: str) -> str:
     return base64.urlsafe_b64encode(f"{_AFTER}{record_id}".encode()).decode().rstrip("=")
 
 
-def _decode_related_cursor(cursor: str) -> tuple[int, str]:
-    """The score and id a cursor of ``related`` starts after. As for ``_decode_cursor``, any
+def encode_related_cursor(score: int, record_id: str) -> str:
+    """A cursor of related records: the page after the one with ``score`` and ``record_id``."""
+    return _encode_cursor(f"{score}.{record_id}")
+
+
+def decode_related_cursor(cursor: str) -> tuple[int, str]:
+    """The score and id a cursor of related records starts after. As for ``_decode_cursor``, any
     cursor of ``CURSOR_PATTERN`` is a position: one that names no score stands after every
     record related at all (score 0), at its text."""
     position = _decode_cursor(cursor)

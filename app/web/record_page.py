@@ -1,55 +1,48 @@
 """What a record page shows, gathered from the record, errata's annotation and its relatives.
 
 The sections follow the dataset's rendered text pages, except that what the error means
-comes first, then errata's corrections, because some of the shipped advice is wrong.
+comes first, then errata's corrections, because some of the shipped advice is wrong, and
+what to do (the solutions, the example fix) comes before the source around the raise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.answers.catalog import Catalog, RecordInfo
+from app.answers.catalog import Catalog
 from app.answers.computed import closest_curated
 from app.answers.links import RELATIVE
 from app.answers.record_text import CODE_FIELDS, corrections_by_field, field_label
-from app.engines.mosaic_gpu import OPERATIONS, render_tuple
+from app.answers.related import Relative, related_records
+from app.engines.mosaic_gpu import render_tuple
 from app.jaxref.releases import span
 from app.matching.frames import FrameIndex
 from app.records.models import RecordRow
-from app.records.related import Ranking, Related
 from app.records.schema import ErrorRecord
 from app.records.store import RecordStore
 
 SHORT_SHA = 10
+DEFENSIVE_FIELDS = ("validationCode", "typeGuard", "tryCatchPattern")
 RELATED_SHOWN = 6
-# A tag more than this share of the records carry (jax, pallas, …) relates none of them.
-SPECIFIC_TAG_SHARE = 0.25
-# Each kind of relation, what it weighs and how it reads; a record needs MIN_RELATED_SCORE.
-_RELATIONS = {
-    "listed": (4, "listed by this record"),
-    "next": (3, "checked next in {}"),
-    "before": (3, "checked just before in {}"),
-    "file": (2, "same source file"),
-    "construct": (1, "also checked in {}"),
-    "kind": (1, "also a {}"),
-    "tags": (1, "tags {}"),  # per tag, at most two
-}
-MIN_RELATED_SCORE = 2
-# The store's relatives the page weighs against the checks a construct runs beside the
-# record's, ranked by the database by the same weights: far more than the page shows, few
-# enough to read at once however many records share the record's file or tags.
-RELATED_CANDIDATES = 50
-_BY_WEIGHT = Ranking(
-    listed=_RELATIONS["listed"][0],
-    file=_RELATIONS["file"][0],
-    background=_RELATIONS["kind"][0],
-    tag=_RELATIONS["tags"][0],
-    most_tags=2,
-)
 # Related records a page of the full list (/errors/{key}/related) shows.
 RELATED_PAGE_SIZE = 50
+# How the reasons of a relative (see related) read, in order; ``{}`` is the constructs,
+# tags or words named, or the record's own background tag.
+_SAID = {
+    "listed": "listed by this record",
+    "next": "checked next in {}",
+    "before": "checked just before in {}",
+    "construct": "also checked in {}",
+    "function": "same function",
+    "filePath": "same source file",
+    "module": "same folder",
+    "rule": "same rule",
+    "backgroundTag": "also a {}",
+    "errorClass": "same error class",
+    "tag": "tags {}",
+    "word": "words {}",
+}
 
 
 @dataclass(frozen=True)
@@ -108,8 +101,40 @@ class SiteFacts:
 
 
 @dataclass(frozen=True)
+class Code:
+    field: str
+    title: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Written:
+    """What the record's document says that the page shows: none of the rest (its pattern,
+    source text, releases, tags, …), which the page shows worked out, or not at all."""
+
+    id: str
+    message: str
+    repo: str | None
+    severity: str | None
+    error_class: str | None
+    said_by: str | None  # the compiler printing a message no JAX source holds
+    retired: bool
+    documentation: str | None
+    file_path: str | None
+    line_number: int | None
+    solutions: list[str]
+    example_fix: str | None
+    handling_strategy: str | None
+    defensive: list[Code]  # validationCode, typeGuard, tryCatchPattern, where written
+    prevention_tips: list[str]
+    trigger_scenarios: str | None
+    common_situations: str | None
+    analyzed_at: str | None
+
+
+@dataclass(frozen=True)
 class RecordPage:
-    record: ErrorRecord
+    written: Written
     rule: str | None
     corrections: list[Correction]
     notes: list[str]
@@ -134,19 +159,13 @@ class RecordPage:
 def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordPage:
     record = ErrorRecord.model_validate(row.document)
     annotation = store.annotation(row.id) or {}
-    relatives = store.related(
-        row.id,
-        limit=RELATED_CANDIDATES,
-        ranking=_BY_WEIGHT,
-        tags=_specific_tags(store, catalog, row),
-        live_only=True,
-    )
+    relatives = related_records(store, catalog, row.id, limit=RELATED_SHOWN, live_only=True)
     example = annotation.get("examples") or row.document.get("examples") or {}
     example_url, example_label = _example(example)
     site = _site_facts(annotation.get("mined") or row.document)
     derived = row.document.get("documentationSource") == "derived"
     return RecordPage(
-        record=record,
+        written=_written(record),
         rule=annotation.get("rule") or record.rule,
         corrections=[
             Correction(
@@ -162,7 +181,7 @@ def record_page(store: RecordStore, catalog: Catalog, row: RecordRow) -> RecordP
         source_url=_https(record.githubUrl),
         source_sha=(record.analyzedSha or "")[:SHORT_SHA] or None,
         source_lines=_source_lines(record),
-        related=_related(catalog, row, relatives.items),
+        related=[_related_record(item, row) for item in relatives.items],
         related_total=relatives.total,
         unresolved=relatives.unresolved,
         older_wordings=[
@@ -194,57 +213,38 @@ class RelatedList:
 def related_list(
     store: RecordStore, catalog: Catalog, row: RecordRow, cursor: str | None
 ) -> RelatedList:
-    """The live records related to ``row`` as the API ranks them, by the tags few records
-    carry (as on the record page), a page at a time."""
-    found = store.related(
-        row.id,
-        limit=RELATED_PAGE_SIZE,
-        cursor=cursor,
-        tags=_specific_tags(store, catalog, row),
-        live_only=True,
+    """The live records related to ``row``, as the API ranks them, a page at a time."""
+    found = related_records(
+        store, catalog, row.id, limit=RELATED_PAGE_SIZE, cursor=cursor, live_only=True
     )
     return RelatedList(
         record_url=RELATIVE.record(row.slug or row.id),
         message=row.error_message,
-        items=[
-            RelatedRecord(
-                url=RELATIVE.record(item.id),
-                message=item.error_message,
-                reasons=_said(item.reasons, row.background_tag),
-            )
-            for item in found.items
-        ],
+        items=[_related_record(item, row) for item in found.items],
         total=found.total,
         next_cursor=found.next_cursor,
     )
 
 
-def _specific_tags(store: RecordStore, catalog: Catalog, row: RecordRow) -> list[str]:
-    """The record's tags that relate: those carried by at most ``SPECIFIC_TAG_SHARE`` of
-    the live records."""
-    tags = [tag.tag for tag in row.tags]
-    counts = store.tag_counts(tags)
-    specific = max(1.0, SPECIFIC_TAG_SHARE * catalog.live_records)
-    return [tag for tag in tags if counts.get(tag, 0) <= specific]
+def _related_record(item: Relative, row: RecordRow) -> RelatedRecord:
+    return RelatedRecord(RELATIVE.record(item.id), item.message, _said(item.reasons, row))
 
 
-def _said(reasons: list[str], background_tag: str | None) -> str:
-    """The store's reasons (``listed``, ``filePath``, ``backgroundTag``, ``tag:<t>``) as
-    the record page words them."""
-    tags = [reason.removeprefix("tag:") for reason in reasons if reason.startswith("tag:")]
-    said = [
-        wording.format(background_tag or "")
-        for reason, relation in (
-            ("listed", "listed"),
-            ("filePath", "file"),
-            ("backgroundTag", "kind"),
-        )
-        if reason in reasons
-        for wording in [_RELATIONS[relation][1]]
-    ]
-    if tags:
-        said.append(_RELATIONS["tags"][1].format(", ".join(tags)))
-    return "; ".join(said)
+def _said(reasons: list[str], row: RecordRow) -> str:
+    """A relative's reasons (``listed``, ``next:<construct>``, ``tag:<t>``, … see related)
+    as the page words them."""
+    named: dict[str, list[str]] = {}
+    for reason in reasons:
+        kind, _, value = reason.partition(":")
+        named.setdefault(kind, []).append(value)
+    checked = {*named.get("next", []), *named.get("before", [])}  # not again as construct
+    named["construct"] = [name for name in named.get("construct", []) if name not in checked]
+    own = {"backgroundTag": [row.background_tag or ""]}
+    return "; ".join(
+        wording.format(", ".join(own.get(kind) or named[kind]))
+        for kind, wording in _SAID.items()
+        if named.get(kind)
+    )
 
 
 def _closest(catalog: Catalog, record_id: str, site: SiteFacts | None) -> list[RelatedRecord]:
@@ -311,86 +311,30 @@ def _example(example: dict[str, Any]) -> tuple[str | None, str | None]:
     return url, f"{shape} {before['dtype']} in {example['operation']}"
 
 
-def _related(catalog: Catalog, row: RecordRow, shared: list[Related]) -> list[RelatedRecord]:
-    """The records worth reading next, best first: those the record lists, the checks run
-    right before or after its own in a construct, the same source file, the same construct,
-    tags few records carry. ``shared`` is the store's best file, kind, tag (of those tags
-    few records carry) and listed relatives."""
-    found: dict[str, dict[str, list[str]]] = {}
-
-    def note(record_id: str, relation: str, detail: str = "") -> None:
-        if record_id != row.id:
-            details = found.setdefault(record_id, {}).setdefault(relation, [])
-            if detail not in details:
-                details.append(detail)
-
-    for item in shared:
-        for reason in item.reasons:
-            if reason == "listed":
-                note(item.id, "listed")
-            elif reason == "filePath":
-                note(item.id, "file")
-            elif reason == "backgroundTag":
-                note(item.id, "kind", row.background_tag or "")
-            else:
-                note(item.id, "tags", reason.removeprefix("tag:"))
-    own = catalog.records.get(row.id)
-    if own is not None:
-        for other_id, relation, operation in _check_neighbours(own, catalog):
-            note(other_id, relation, operation)
-    scored = sorted(
-        (
-            (_score(relations), record_id, relations)
-            for record_id, relations in found.items()
-            if record_id in catalog.records and not catalog.records[record_id].retired
-        ),
-        key=lambda item: (-item[0], item[1]),
-    )
-    return [
-        _related_record(catalog.records[record_id], relations)
-        for score, record_id, relations in scored[:RELATED_SHOWN]
-        if score >= MIN_RELATED_SCORE
-    ]
-
-
-def _check_neighbours(own: RecordInfo, catalog: Catalog) -> Iterator[tuple[str, str, str]]:
-    """The records of the checks a construct runs with the record's own: the one right
-    before or after it, or another, and the construct."""
-    if not own.rule:  # most records document no rule: no construct orders their check
-        return
-    for other in catalog.records.values():
-        if other.retired or not other.rule or other.rule == own.rule:
-            continue
-        for operation in sorted(set(own.operations) & set(other.operations)):
-            order = _check_order(operation)
-            if own.rule in order and other.rule in order:
-                step = order.index(other.rule) - order.index(own.rule)
-                yield other.id, {1: "next", -1: "before"}.get(step, "construct"), operation
-
-
-def _score(relations: dict[str, list[str]]) -> int:
-    return sum(
-        _RELATIONS[relation][0] * (min(2, len(details)) if relation == "tags" else 1)
-        for relation, details in relations.items()
-    )
-
-
-def _check_order(operation: str) -> list[str]:
-    """The rules an operation checks, in the order JAX checks them."""
-    return list(dict.fromkeys(step.rule.id for step in OPERATIONS[operation].steps))
-
-
-def _related_record(info: RecordInfo, relations: dict[str, list[str]]) -> RelatedRecord:
-    said = []
-    for relation, (_, wording) in _RELATIONS.items():
-        details = relations.get(relation)
-        if relation == "construct":  # a construct named already, as next or before, is not again
-            named = {*relations.get("next", []), *relations.get("before", [])}
-            details = [detail for detail in details or [] if detail not in named]
-        if details:
-            said.append(wording.format(", ".join(details)))
-    return RelatedRecord(
-        url=RELATIVE.record(info.id), message=info.message, reasons="; ".join(said)
+def _written(record: ErrorRecord) -> Written:
+    return Written(
+        id=record.id,
+        message=record.errorMessage,
+        repo=record.repo,
+        severity=record.severity,
+        error_class=record.errorClass,
+        said_by=record.saidBy.compiler if record.saidBy else None,
+        retired=record.retired,
+        documentation=record.documentation,
+        file_path=record.filePath,
+        line_number=record.lineNumber,
+        solutions=record.solutions,
+        example_fix=record.exampleFix,
+        handling_strategy=record.handlingStrategy,
+        defensive=[
+            Code(field, field_label(field), code)
+            for field in DEFENSIVE_FIELDS
+            if (code := getattr(record, field))
+        ],
+        prevention_tips=record.preventionTips,
+        trigger_scenarios=record.triggerScenarios,
+        common_situations=record.commonSituations,
+        analyzed_at=record.analyzedAt,
     )
 
 

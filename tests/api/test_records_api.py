@@ -29,6 +29,12 @@ def new_record(**fields: Any) -> dict[str, Any]:
     return record
 
 
+def unlike_record(**fields: Any) -> dict[str, Any]:
+    """A new record whose message says no word any other record says, nor has its tag: it
+    is related to another only by ``fields``."""
+    return new_record(errorMessage=f"E{uuid.uuid4().hex}: {{n}}", tags=[], **fields)
+
+
 def snapshot(client: httpx.Client) -> list[dict[str, Any]]:
     """Everything the store holds, retired records included, for before/after comparisons."""
     items, cursor = [], None
@@ -401,21 +407,23 @@ def test_a_compilers_record_with_a_bad_saidby_is_refused(curator: httpx.Client) 
 
 
 def test_related_pages_strongest_first(curator: httpx.Client, client: httpx.Client) -> None:
-    """limit, cursor, nextCursor and total, as GET /api/errors pages; the same file first,
-    then the same background tag, then the most shared tags, then the id."""
+    """limit, cursor, nextCursor and total, as GET /api/errors pages; the rarest features
+    shared first: a file two records carry and its folder, then a tag two carry beside one
+    six carry, then a background tag two carry, then the tag six carry alone; then the id."""
     own, other = f"rel-{uuid.uuid4().hex[:8]}", f"rel-{uuid.uuid4().hex[:8]}"
-    where = f"jax/_src/{own}.py"
-    target = new_record(filePath=where, backgroundTag=own, tags=[own, other])
+    where = f"jax/_src/{own}/{own}.py"
+    target = unlike_record(filePath=where, backgroundTag=own, errorClass=own)
+    target["tags"] = [own, other]
     relatives = {
-        "file": new_record(filePath=where),
-        "kind": new_record(backgroundTag=own),
-        "two": new_record(tags=[other, own]),
-        **{f"one{n}": new_record(tags=[own]) for n in range(4)},
+        "file": unlike_record(filePath=where),
+        "kind": unlike_record(backgroundTag=own),
+        "two": {**unlike_record(), "tags": [other, own]},
+        **{f"one{n}": {**unlike_record(), "tags": [own]} for n in range(4)},
     }
     for record in [target, *relatives.values()]:
         assert curator.put(f"/api/errors/{record['id']}", json={"record": record}).is_success
     ones = sorted(relatives[f"one{n}"]["id"] for n in range(4))
-    expected = [relatives[key]["id"] for key in ("file", "kind", "two")] + ones
+    expected = [relatives[key]["id"] for key in ("file", "two", "kind")] + ones
     url = f"/api/errors/{target['id']}/related"
 
     seen, cursor = [], None
@@ -434,7 +442,7 @@ def test_related_pages_strongest_first(curator: httpx.Client, client: httpx.Clie
         "id": relatives["file"]["id"],
         "slug": first["slug"],
         "errorMessage": relatives["file"]["errorMessage"],
-        "reasons": ["filePath"],
+        "reasons": ["filePath", "module"],
     }
     assert_problem(client.get(url, params={"limit": 201}), 422, "limit")
     assert_problem(client.get(url, params={"cursor": "not-a-cursor"}), 422, "cursor")
