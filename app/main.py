@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from starlette.middleware.cors import CORSMiddleware
 
 from app import collector
+from app.allocator import cap_malloc_arenas
 from app.answers.catalog import DATABASE_UNAVAILABLE, CatalogCache
 from app.api import chatops, compute, health, match, problems, records
 from app.api.disconnects import CancelWhenGone
@@ -40,6 +41,7 @@ RECORD_ANSWERS = 1024
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or load_settings()
+    cap_malloc_arenas()  # each worker process, before its threads start
     configure_logging(settings.log_level, settings.log_format)
     engine = make_engine(
         settings.resolved_database_url,
