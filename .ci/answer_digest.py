@@ -28,7 +28,8 @@ from typing import IO
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.compute import ComputeService
 from app.answers.match import MatchService
 from app.chatops.answers import Reply

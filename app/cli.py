@@ -114,7 +114,7 @@ def _prepared_database(settings: Settings) -> tuple[Engine, sessionmaker[Session
 
 def _catalog(settings: Settings) -> Catalog:
     """The records' catalog, as the service keeps it in memory."""
-    from app.answers.catalog import CatalogCache
+    from app.answers.catalog_cache import CatalogCache
     from app.records.version_watch import VersionWatch
 
     engine, factory = _prepared_database(settings)

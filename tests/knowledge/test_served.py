@@ -15,7 +15,7 @@ import pytest
 import re2
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import CatalogCache
+from app.answers.catalog_cache import CatalogCache
 from app.answers.match import MatchService
 from app.config import load_settings
 from app.db import make_engine, make_session_factory

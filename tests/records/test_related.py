@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import CatalogCache
+from app.answers.catalog_cache import CatalogCache
 from app.config import load_settings
 from app.db import make_engine, make_session_factory, transaction
 from app.errors import InvalidInput
