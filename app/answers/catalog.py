@@ -3,13 +3,14 @@
 A ``Catalog`` is one store version's worth of it: the pattern index over every live
 record's wordings, a few facts about every record, and the record documenting each rule.
 It is built from the store and kept at the store's version by ``catalog_cache``; nothing
-here reads the database, so that what is handed a catalog loads no database code.
+here reads the database, so that a process handed a catalog (``errata match``, from its
+snapshot) loads no database code.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from app.engines.mosaic_gpu import OPERATIONS
 from app.jaxref.templates import literal_text
 from app.matching import AnyIndex, OverlaidIndex, PatternEntry, PatternIndex
 from app.memo import LockedLRU
+from app.packed import PackedMapping
 
 SUGGESTIONS = 3
 # The longest message of a live record is about 500 characters; a query's words past this many
@@ -86,7 +88,7 @@ class Catalog:
 
     def __init__(
         self,
-        records: dict[str, RecordInfo],
+        records: Mapping[str, RecordInfo],
         patterns: AnyIndex,
         rule_records: dict[str, str | None],
         version: int,
@@ -105,6 +107,18 @@ class Catalog:
         # Answers worked out from this catalog (a compute's, by its case), kept with it
         # because they change with it: the records they name come from it.
         self.answers: LockedLRU[Hashable, Any] = LockedLRU(ANSWERS_KEPT)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """A pickle keeps the records, the index and the rules, not what was worked out."""
+        fields = (self.records, self.patterns, self.rule_records, self.version)
+        return (Catalog, (*fields, self.live_records))
+
+    def packed(self) -> Catalog:
+        """A copy holding its records and its index packed (``app.packed``), to be pickled:
+        unpickled, it reads only the records and entries a paste leads to."""
+        records = PackedMapping.pack(self.records)
+        patterns = self.patterns.packed()
+        return Catalog(records, patterns, self.rule_records, self.version, self.live_records)
 
     def similar(self, text: str) -> list[tuple[str, float]]:
         """Live records whose message reads like ``text``, best first, scored 0..1.
