@@ -13,6 +13,7 @@ from app.api.bodies import invalid_at, invalid_body, json_body, post_request_rou
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
 from app.errors import InvalidInput
+from app.matching import UnreadablePaste, paste_text
 from app.observability.metrics import count_match
 from app.rendering.cards import match_cards
 from app.rendering.negotiation import prefers_markdown
@@ -87,9 +88,7 @@ def _jax_version(request: Request) -> str | None:
 
 
 def _text(body: bytes) -> str:
-    if b"\x00" in body:
-        raise InvalidInput("text: binary data, not a paste")
     try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("text: not UTF-8 text") from None
+        return paste_text(body)
+    except UnreadablePaste as exc:
+        raise InvalidInput(f"text: {exc}") from None
