@@ -29,7 +29,8 @@ from typing import IO
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.answers.cards import compute_answer, match_answers
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.compute import ComputeService
 from app.answers.links import Links
 from app.answers.match import MatchService

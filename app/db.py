@@ -73,16 +73,15 @@ def make_engine(
     keeps one connection a thread instead).
     """
     limits = (pool or PoolLimits()).engine_arguments()
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        in_memory = not parsed.database or parsed.database == ":memory:"
-        if not in_memory:
-            Path(str(parsed.database)).parent.mkdir(parents=True, exist_ok=True)
+    if make_url(url).get_backend_name() == "sqlite":
+        file = sqlite_file(url)  # None: in memory
+        if file is not None:
+            file.parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
             json_serializer=json_text,
-            **({} if in_memory else limits),
+            **({} if file is None else limits),
         )
         event.listen(engine, "connect", _sqlite_pragmas)
         event.listen(engine, "checkin", _narrow_cache)
@@ -103,6 +102,14 @@ def make_engine(
         connect_args=connect_args,
         json_serializer=json_text,
     )
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of an SQLite database's URL; ``None`` for another database, or one in memory."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+        return None
+    return None if parsed.database == ":memory:" else Path(parsed.database)
 
 
 def json_text(value: Any) -> str:

@@ -14,7 +14,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from app import collector
 from app.allocator import cap_malloc_arenas
-from app.answers.catalog import DATABASE_UNAVAILABLE, CatalogCache
+from app.answers.catalog_cache import DATABASE_UNAVAILABLE, CatalogCache
 from app.api import chatops, compute, health, match, problems, records
 from app.api.disconnects import CancelWhenGone
 from app.api.headers import DefaultHeaders

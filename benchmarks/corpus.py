@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.answers.catalog import _index_pattern
+from app.answers.catalog_cache import _index_pattern
 from app.jaxref.templates import derive_pattern
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES

@@ -35,7 +35,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 
 from sqlalchemy import func, select
 
-from app.answers.catalog import load_catalog
+from app.answers.catalog_cache import load_catalog
 from app.config import load_settings
 from app.db import make_engine, make_session_factory, transaction
 from app.matching import PatternIndex

@@ -23,7 +23,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.config import CURATED_SEED_PATHS, REPO_ROOT, Settings, load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.mining import MINED_SITES

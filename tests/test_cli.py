@@ -22,23 +22,34 @@ from tests.matching.catalog import PASTES
 TRACEBACKS = Path(__file__).parent / "fixtures" / "tracebacks"
 
 
-@pytest.fixture
-def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    """A user's environment with a fresh SQLite file and a cache folder of the test's own."""
     env = {
         **os.environ,
         **CURATED_SEEDS_ENV,
         "ERRATA_DATABASE_URL": f"sqlite:///{tmp_path / 'cli.sqlite3'}",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     env.pop("FORCE_COLOR", None)
+    return env
 
-    def run(*args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+
+@pytest.fixture
+def errata(tmp_path: Path):  # type: ignore[no-untyped-def]
+    env = cli_env(tmp_path)
+
+    def run(
+        *args: str | bytes, stdin: bytes = b"", **extra_env: str
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
             [sys.executable, "-m", "app", *args],
             env={**env, **extra_env},
+            input=stdin,
             capture_output=True,
-            text=True,
             timeout=120,
         )
+        output, errors = done.stdout.decode(), done.stderr.decode()
+        return subprocess.CompletedProcess(done.args, done.returncode, output, errors)
 
     return run
 
@@ -73,7 +84,7 @@ def test_a_bad_file_fails_alone_with_a_nonzero_exit(errata, tmp_path: Path) -> N
 
 
 def test_db_upgrade_with_seed(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    assert errata("db", "upgrade", "--seed").returncode == 0
+    assert errata("admin", "db", "upgrade", "--seed").returncode == 0
     shown = errata("show", "--json", "19b6a360721eb407")
     assert shown.returncode == 0
     engine = make_engine(f"sqlite:///{tmp_path / 'cli.sqlite3'}")
@@ -290,7 +301,7 @@ def test_a_file_that_cannot_be_read_is_a_usage_error_in_one_line(errata) -> None
 
 
 def test_show_explains_a_record_by_slug_or_id_and_prints_it_with_json(errata) -> None:  # type: ignore[no-untyped-def]
-    assert errata("db", "upgrade", "--seed").returncode == 0
+    assert errata("admin", "db", "upgrade", "--seed").returncode == 0
     by_slug = errata("show", "can-only-transfer-integer-bytes-shape-dst-ty-sha")
     by_id = errata("show", "225d0e9c2ee22311")
     assert by_slug.returncode == by_id.returncode == 0, by_slug.stderr
@@ -418,16 +429,31 @@ def test_colour_on_a_terminal_and_plain_when_piped(errata) -> None:  # type: ign
 
 def test_match_and_compute_load_neither_migrations_nor_the_web_stack(tmp_path: Path) -> None:
     """Only serve, import and db prepare the database: a prepared one is read as it is."""
-    url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
-    env = {**os.environ, **CURATED_SEEDS_ENV, "ERRATA_DATABASE_URL": url}
-    subprocess.run([sys.executable, "-m", "app", "db", "upgrade", "--seed"], env=env, check=True)
+    env = cli_env(tmp_path)
+    prepare = [sys.executable, "-m", "app", "admin", "db", "upgrade", "--seed"]
+    subprocess.run(prepare, env=env, check=True)
+    assert _modules_loaded(env, ("alembic", "fastapi", "uvicorn")) == []
+
+
+def test_a_match_from_its_snapshot_loads_no_settings_nor_database_code(
+    errata, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The first match builds the snapshot; from then on the settings' and the database's
+    modules, and the record schema the compiler records are checked with, stay unloaded."""
+    assert errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")).returncode == 0
+    unloaded = ("sqlalchemy", "pydantic_settings", "app.config", "app.records.schema")
+    assert _modules_loaded(cli_env(tmp_path), unloaded) == []
+
+
+def _modules_loaded(env: dict[str, str], modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a match and a compute load, in a process of their own."""
     probe = (
         "import sys\n"
         "from app.cli import cli\n"
         "for args in (['match', sys.argv[1]], ['compute', '--operation', 'pallas_call',"
         " '--shape', '128', '--dtype', 'float32']):\n"
         "    cli(args, standalone_mode=False)\n"
-        "print(sorted(m for m in ('alembic', 'fastapi', 'uvicorn') if m in sys.modules))\n"
+        f"print(sorted(m for m in {modules!r} if m in sys.modules))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe, str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt")],
@@ -437,10 +463,117 @@ def test_match_and_compute_load_neither_migrations_nor_the_web_stack(tmp_path: P
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "[]"
+    return list(json.loads(result.stdout.strip().splitlines()[-1].replace("'", '"')))
 
 
 def test_show_on_a_fresh_database_prepares_it_first(errata) -> None:  # type: ignore[no-untyped-def]
     shown = errata("show", "225d0e9c2ee22311")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.startswith("ValueError: Can only transfer integer bytes")
+
+
+NOT_TEXT = {
+    "not UTF-8": (b"\xff\xfeValueError: bad\n", "not UTF-8 text (byte 0 is 0xff)"),
+    "a NUL byte": (b"ValueError:\x00 bad\n", "binary data, not a paste"),
+    "binary junk": (bytes(range(256)) * 4, "binary data, not a paste"),
+}
+
+
+@pytest.mark.parametrize("kind", NOT_TEXT)
+def test_match_refuses_input_that_is_not_text_in_one_line(
+    errata, tmp_path: Path, kind: str
+) -> None:  # type: ignore[no-untyped-def]
+    """From standard input or a file, bytes that are no paste are a usage error (exit 2),
+    named in one line, as the API's 422 names them."""
+    data, why = NOT_TEXT[kind]
+    paste = tmp_path / "paste.txt"
+    paste.write_bytes(data)
+    for source, said in ((["-"], "standard input"), ([str(paste)], str(paste))):
+        refused = errata("match", *source, stdin=data)
+        assert refused.returncode == 2
+        assert refused.stdout == ""
+        assert refused.stderr.splitlines() == [f"errata: {said}: {why}"]
+
+
+def test_import_refuses_a_file_that_is_not_text_before_importing_any(
+    errata, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    good = tmp_path / "good.json"
+    good.write_text('{"id": "good-one", "errorMessage": "m"}')
+    for name, (data, _) in NOT_TEXT.items():
+        bad = tmp_path / f"{name}.json"
+        bad.write_bytes(data)
+        refused = errata("import", str(good), str(bad))
+        assert refused.returncode == 2, refused.stderr
+        [line] = refused.stderr.splitlines()
+        assert line.startswith(f"errata: {bad}") and ("UTF-8" in line or "binary" in line)
+    missing = errata("import", str(tmp_path / "missing.json"))
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        f"errata: {tmp_path / 'missing.json'}: cannot read: No such file or directory"
+    ]
+    assert errata("show", "good-one").returncode == 2  # nothing was imported
+
+
+def test_compute_refuses_arguments_that_are_not_text_in_one_line(errata) -> None:  # type: ignore[no-untyped-def]
+    """A shell passes any bytes: Python reads those that are not UTF-8 as lone surrogates."""
+    args = ("compute", "--operation", "copy_gmem_to_smem", "--dtype", "int4", "--shape")
+    refused = errata(*args, b"\xff\xfe")
+    assert refused.returncode == 2
+    [line] = refused.stderr.splitlines()
+    assert line.startswith("errata: shape")
+
+
+def test_help_lists_the_users_commands_first_and_the_maintainers_under_admin(errata) -> None:  # type: ignore[no-untyped-def]
+    shown = errata("--help", COLUMNS="100").stdout
+    users, maintainers = shown.split("Maintainer commands")
+    named = re.findall(r"^│ (\w[\w-]*) ", users, re.M)
+    assert named[-5:] == ["serve", "import", "show", "match", "compute"]
+    assert re.findall(r"^│ (\w[\w-]*) ", maintainers, re.M) == ["admin"]
+    assert "mine" not in shown
+    admin = errata("admin", "--help", COLUMNS="100").stdout
+    assert re.findall(r"^│ (\w[\w-]*) ", admin, re.M)[-4:] == [
+        "mine",
+        "mine-releases",
+        "mine-api",
+        "db",
+    ]
+    assert errata("admin", "db", "upgrade", "--help").returncode == 0
+
+
+def test_help_reads_each_paragraph_as_written_not_broken_where_the_docstring_was(errata) -> None:  # type: ignore[no-untyped-def]
+    """A wide terminal shows a paragraph on one line, the first line of a command's help
+    alone in the list of commands."""
+    shown = errata("match", "--help", COLUMNS="400").stdout
+    assert re.search(
+        r"^ Reads a file, or standard input\. .* a usage error, exit 2\. *$", shown, re.M
+    )
+    listed = errata("--help", COLUMNS="400").stdout
+    assert re.search(r"^│ match +Find the known errors in a pasted traceback\. +│$", listed, re.M)
+
+
+def test_match_answers_from_its_snapshot_until_the_database_changes(errata, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An import changes the database: the snapshot is built again, and answers as a build
+    of its own (a fresh cache) does."""
+    message = "ValueError: the widget 0123456789abcdef spun 3 times, not 4"
+    paste = tmp_path / "widget.txt"
+    paste.write_text(f'Traceback (most recent call last):\n  File "k.py", line 1\n{message}\n')
+    before = errata("match", "--json", str(paste))
+    assert before.returncode == 1 and json.loads(before.stdout)["matches"] == []
+    [snapshot] = (tmp_path / "cache" / "errata").glob("catalog-*.pickle")
+    written = snapshot.stat().st_mtime_ns
+    record = {"id": "00000000000000b1", "errorMessage": message.removeprefix("ValueError: ")}
+    (tmp_path / "widget.json").write_text(json.dumps(record | {"errorClass": "ValueError"}))
+    assert errata("import", str(tmp_path / "widget.json")).returncode == 0
+    after = errata("match", "--json", str(paste))
+    assert after.returncode == 0, after.stderr
+    assert [found["errorId"] for found in json.loads(after.stdout)["matches"]] == [record["id"]]
+    assert snapshot.stat().st_mtime_ns > written  # built again, in its place
+    kept = errata("match", "--json", str(paste))
+    fresh = errata("match", "--json", str(paste), XDG_CACHE_HOME=str(tmp_path / "fresh"))
+    assert kept.stdout == fresh.stdout == after.stdout
+    shown, built = (
+        errata("match", str(TRACEBACKS / "MGPU-COPY-INTEGER-BYTES.txt"), XDG_CACHE_HOME=cache)
+        for cache in (str(tmp_path / "cache"), str(tmp_path / "other"))
+    )
+    assert shown.stdout == built.stdout and shown.returncode == built.returncode == 0

@@ -58,12 +58,15 @@ _OPERATION_HINTS = {
 
 
 class MatchService:
-    def __init__(self, catalog: Catalog, *, run_engine: bool = True) -> None:
+    def __init__(
+        self, catalog: Catalog, *, run_engine: bool = True, frames: FrameIndex | None = None
+    ) -> None:
         """``run_engine=False``: see ``ComputeService``; a fix the engine has not computed
-        yet raises ``EngineNeeded``."""
+        yet raises ``EngineNeeded``. ``frames``: the frame index when the caller has one
+        (a snapshot's), else the shipped one."""
         self.catalog = catalog
         self.engine = ComputeService(catalog, run_engine=run_engine)
-        self.frames = FrameIndex.load()
+        self.frames = frames if frames is not None else FrameIndex.load()
 
     def match(self, request: MatchRequest) -> MatchResponse:
         checked_jax_version(request.jaxVersion, modelled=False)

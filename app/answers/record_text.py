@@ -3,12 +3,14 @@ errata's corrections by the field they correct."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.errors import NotFound
 from app.jaxref.templates import split_template
-from app.records.models import RecordRow
-from app.records.store import RecordStore
+
+if TYPE_CHECKING:  # the cards read no database: a command's answer loads none
+    from app.records.models import RecordRow
+    from app.records.store import RecordStore
 
 FIELD_LABELS = {
     "errorMessage": "Error message",

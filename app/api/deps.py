@@ -16,7 +16,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.match import MatchService
 from app.api.headers import STALE_HEADER, add_response_header
 from app.api.offload import SharedRun

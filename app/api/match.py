@@ -15,6 +15,7 @@ from app.api.bodies import invalid_at, invalid_body, json_body, post_request_rou
 from app.api.deps import get_catalog
 from app.api.offload import on_loop_unless_engine
 from app.errors import InvalidInput
+from app.matching import UnreadablePaste, paste_text
 from app.observability.metrics import count_match
 from app.rendering.negotiation import prefers_markdown
 from app.schemas.match import JAX_VERSION_MAX_LENGTH, MatchRequest
@@ -90,9 +91,7 @@ def _jax_version(request: Request) -> str | None:
 
 
 def _text(body: bytes) -> str:
-    if b"\x00" in body:
-        raise InvalidInput("text: binary data, not a paste")
     try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInput("text: not UTF-8 text") from None
+        return paste_text(body)
+    except UnreadablePaste as exc:
+        raise InvalidInput(f"text: {exc}") from None

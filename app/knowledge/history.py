@@ -87,7 +87,8 @@ class _End:
         if track.first_site is None:
             raise ValueError(
                 f"site {track.id} was read from a dataset file, which keeps only its newest "
-                "release's facts: link older releases from the sources (mine-releases)"
+                "release's facts: link older releases from the sources "
+                "(errata admin mine-releases)"
             )
         return track.first_site
 

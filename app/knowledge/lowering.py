@@ -27,7 +27,7 @@ from app.jaxref.files import DATA_DIR
 from app.jaxref.releases import release_key
 from app.jaxref.scope import backend_of, parse_python
 
-# The rules of every release, as mined and committed (``errata mine-releases`` writes it).
+# The rules of every release, as mined and committed (``errata admin mine-releases`` writes it).
 MINED_RULES = DATA_DIR / "lowering-rules.json"
 
 # Pallas's source. Each backend's package registers its rules, from its lowering module and

@@ -1,6 +1,7 @@
 """Mining one release, or every release of the table, into the dataset's JSON Lines.
 
-``errata mine`` and ``errata mine-releases`` are thin shells over these two functions.
+``errata admin mine`` and ``errata admin mine-releases`` are thin shells over these two
+functions.
 """
 
 from __future__ import annotations

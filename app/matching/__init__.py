@@ -21,6 +21,7 @@ from app.matching.normalize import (
     UnreadablePaste,
     normalize,
     paste_end,
+    paste_text,
 )
 from app.matching.report import FoundException, Match, MatchReport
 from app.matching.tracebacks import ExceptionRecord, Reading, read_exceptions
@@ -49,6 +50,7 @@ __all__ = [
     "match_paste",
     "normalize",
     "paste_end",
+    "paste_text",
     "read_exceptions",
     "type_values",
 ]

@@ -23,13 +23,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.jaxref.files import DATA_DIR
-from app.records.schema import ErrorRecord
-from app.records.validation import validate_record
+
+if TYPE_CHECKING:
+    from app.records.schema import ErrorRecord
 
 COMPILER_RECORDS = DATA_DIR / "records"
 COMPILER_RECORD_FILES = "compiler-*.json"
@@ -58,9 +59,27 @@ class CompilerRecord:
     work_out: str | None = None  # wrapped: what the figures after the message work out
 
 
+CompilerTable = dict[str, tuple[CompilerRecord, ...]]
+# The table once read (or handed over by ``keep_compiler_table``): one per process.
+_TABLE: list[CompilerTable] = []
+
+
 def compiler_records(reading: Reading) -> tuple[CompilerRecord, ...]:
     """The live records of one reading, in their ``saidBy.order``."""
-    return _compiler_records().get(reading, ())
+    return compiler_table().get(reading, ())
+
+
+def compiler_table() -> CompilerTable:
+    """Every live compiler record by reading, read from the shipped files on first use."""
+    if not _TABLE:
+        _TABLE.append(_compiler_records())
+    return _TABLE[0]
+
+
+def keep_compiler_table(table: CompilerTable) -> None:
+    """Read ``table``, a snapshot's ``compiler_table()``, rather than the files: checking
+    them takes the record schema, whose import is most of a short command's start."""
+    _TABLE[:] = [table]
 
 
 def answer_of(record: ErrorRecord) -> str:
@@ -69,8 +88,7 @@ def answer_of(record: ErrorRecord) -> str:
     return " ".join(part for part in (record.documentation, *record.solutions) if part)
 
 
-@cache
-def _compiler_records() -> dict[str, tuple[CompilerRecord, ...]]:
+def _compiler_records() -> CompilerTable:
     by_reading: defaultdict[str, list[tuple[int, CompilerRecord]]] = defaultdict(list)
     for path in sorted(COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)):
         model = _record(path)
@@ -103,6 +121,9 @@ def _compiler_records() -> dict[str, tuple[CompilerRecord, ...]]:
 
 def _record(path: Path) -> ErrorRecord:
     """The record of a file as the importer reads it (``RecordInvalid`` is a ValueError)."""
+    # Imported here: a process handed the table (``keep_compiler_table``) never loads it.
+    from app.records.validation import validate_record
+
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
         return validate_record(document["record"]).model

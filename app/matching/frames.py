@@ -16,8 +16,9 @@ loads it in a fraction of a second rather than parsing 20 MB of records.
 
 from __future__ import annotations
 
+import copy
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -28,6 +29,7 @@ import orjson
 from app.jaxref.files import FRAME_INDEX_FILE, FUNCTIONS_FILE
 from app.jaxref.releases import release_commits, source_url, union
 from app.jaxref.scope import FRAME_SCOPE, backend_of
+from app.packed import PackedMapping, PackedSequence
 
 # "File "/x/site-packages/jax/_src/pallas/core.py", line 770, in check_invariants",
 # IPython's "File ~/x/jax/_src/pallas/core.py:770, in check_invariants(self)", and pytest's
@@ -113,14 +115,16 @@ class FrameIndex:
     def __init__(self, data: dict[str, Any], functions: dict[str, Any] | None = None) -> None:
         self.releases: tuple[str, ...] = tuple(data["releases"])
         self._bits = {release: 1 << n for n, release in enumerate(self.releases)}
-        self.sites = [Site(*row) for row in data["sites"]]
+        self.sites: Sequence[Site] = [Site(*row) for row in data["sites"]]
         # C++ diagnostics' sites, with their (line, releases): no frame stands on them.
-        self._compiled = [(Site(*row[:-1]), row[-1]) for row in data["compiled"]]
+        self._compiled: Sequence[tuple[Site, list[list[int]]]] = [
+            (Site(*row[:-1]), row[-1]) for row in data["compiled"]
+        ]
         # Tracebacks print a function's own name: "check_invariants", not its class's.
         self._short_names = [site.function.rsplit(".", 1)[-1] for site in self.sites]
-        self._lines: dict[str, dict[str, list[list[int]]]] = data["lines"]
+        self._lines: Mapping[str, dict[str, list[list[int]]]] = data["lines"]
         # File → function → [first line, last line, releases] (``knowledge.functions``).
-        self._spans: dict[str, dict[str, list[list[int]]]] = {}
+        self._spans: Mapping[str, dict[str, list[list[int]]]] = {}
         if functions is not None:
             if tuple(functions["releases"]) != self.releases:
                 raise ValueError("the function spans count other releases than the sites")
@@ -128,7 +132,7 @@ class FrameIndex:
         self.files = frozenset(self._lines).union(self._spans)
         # Record id → (the last release printing it, releases) of each wording, oldest first,
         # for the sites whose message changed.
-        self._wordings: dict[str, list[list[Any]]] = data["wordings"]
+        self._wordings: Mapping[str, list[list[Any]]] = data["wordings"]
         # Record id → the releases of its older wordings that its pattern of today reads too
         # (``Exception while lowering eqn:`` opens both of Pallas TPU's): the current
         # wording dates a paste to those as well.
@@ -148,6 +152,20 @@ class FrameIndex:
     @classmethod
     def load(cls, path: Path = FRAME_INDEX_FILE, functions: Path = FUNCTIONS_FILE) -> FrameIndex:
         return _load(path, functions)
+
+    def packed(self) -> FrameIndex:
+        """A copy with every table worked out, the large ones packed (``app.packed``), to be
+        pickled: unpickled, it reads only the lines, functions and records a paste names."""
+        for name in _WORKED_OUT:
+            getattr(self, name)
+        copied = copy.copy(self)
+        tables = copied.__dict__
+        for name in _PACKED_TABLES:
+            tables[name] = PackedMapping.pack(tables[name])
+        copied.sites = PackedSequence.pack(self.sites)
+        copied._compiled = PackedSequence.pack(self._compiled)
+        copied._names, copied._paths, copied._placed = {}, {}, {}
+        return copied
 
     def names(self, mask: int) -> tuple[str, ...]:
         names = self._names.get(mask)
@@ -203,7 +221,7 @@ class FrameIndex:
         return frozenset(backend_of(frame.file) for _, frame in self.placed_frames(lines, numbers))
 
     @cached_property
-    def _sites_by_statement(self) -> dict[tuple[str, str], list[int]]:
+    def _sites_by_statement(self) -> Mapping[tuple[str, str], list[int]]:
         """("assert", condition) or (class, message template) → the rows of such sites."""
         table: dict[tuple[str, str], list[int]] = {}
         for row, site in enumerate(self.sites):
@@ -212,7 +230,7 @@ class FrameIndex:
         return table
 
     @cached_property
-    def _row_lines(self) -> dict[int, list[tuple[str, int, int]]]:
+    def _row_lines(self) -> Mapping[int, list[tuple[str, int, int]]]:
         """A site's row → (file, line, releases) of each line it stands on there."""
         table: dict[int, list[tuple[str, int, int]]] = {}
         for file, by_line in self._lines.items():
@@ -340,11 +358,11 @@ class FrameIndex:
         return self._row_lines[row]
 
     @cached_property
-    def _sites_by_record(self) -> dict[str, Site]:
+    def _sites_by_record(self) -> Mapping[str, Site]:
         return {site.record_id: site for site in (*self.sites, *(s for s, _ in self._compiled))}
 
     @cached_property
-    def _site_lines(self) -> dict[str, list[tuple[str, int, int]]]:
+    def _site_lines(self) -> Mapping[str, list[tuple[str, int, int]]]:
         """Record id → (file, line, releases) of its site: built on first use."""
         table: dict[str, list[tuple[str, int, int]]] = {}
         for row, placed in self._row_lines.items():
@@ -433,7 +451,7 @@ class FrameIndex:
         return Frame(file, line, function.rsplit(".", 1)[-1], number)
 
     @cached_property
-    def _function_sites(self) -> dict[tuple[str, str], list[int]]:
+    def _function_sites(self) -> Mapping[tuple[str, str], list[int]]:
         """(file, function) → its sites' numbers, in order."""
         table: dict[tuple[str, str], list[int]] = {}
         for number, site in enumerate(self.sites):
@@ -454,6 +472,23 @@ class FrameIndex:
                 self._paths[path] = path[start:]
                 return path[start:]
         return None
+
+
+# The tables worked out on first use, and those a packed index holds entry by entry: the
+# large ones, looked up a key at a time.
+_WORKED_OUT = tuple(
+    name for name, value in vars(FrameIndex).items() if isinstance(value, cached_property)
+)
+_PACKED_TABLES = (
+    "_lines",
+    "_spans",
+    "_wordings",
+    "_sites_by_statement",
+    "_row_lines",
+    "_sites_by_record",
+    "_site_lines",
+    "_function_sites",
+)
 
 
 def site_key(kind: str, error_class: str, condition: str, message: str) -> tuple[str, str]:

@@ -12,6 +12,7 @@ groups, and reports a DFA out of memory as "no match".
 from __future__ import annotations
 
 import bisect
+import copy
 import re
 import threading
 from collections import OrderedDict
@@ -34,6 +35,7 @@ from app.jaxref.regex_syntax import (
 )
 from app.jaxref.templates import PatternError, compile_bounded, compile_pattern
 from app.matching.scan import line_starts
+from app.packed import PackedSequence
 
 # A literal shorter than this would make its pattern a candidate for nearly every line.
 MIN_LITERAL = 4
@@ -149,8 +151,8 @@ class PatternIndex:
 
     def __init__(
         self,
-        entries: tuple[PatternEntry, ...],
-        prepared: list[_Prepared],
+        entries: Sequence[PatternEntry],
+        prepared: Sequence[_Prepared],
         literals: _Keys,
         heads: _Keys,
         unindexed: tuple[int, ...],
@@ -162,17 +164,37 @@ class PatternIndex:
         self._literals = literals
         self._heads = heads
         self._unindexed = unindexed
+        self._start_caches()
+        # Built with the index (off the request path), for overlays that hide records.
+        by_record: dict[str, list[int]] = {}
+        for number, entry in enumerate(entries):
+            by_record.setdefault(entry.record_id, []).append(number)
+        self._by_record = {key: tuple(value) for key, value in by_record.items()}
+
+    def _start_caches(self) -> None:
+        """What the index works out on use: empty when built, and when unpickled."""
         self._compiled: OrderedDict[int, Any] = OrderedDict()
         self._prefixes: dict[int, _Prefix | None] = {}
         self._by_opening: dict[int, dict[str, tuple[tuple[int, _Prefix], ...]]] = {}
         self._multiline: dict[int, Any] = {}  # unindexed entries, with ^ and $ per line
         self._lock = threading.Lock()
         self.broken: dict[int, str] = {}  # entries RE2 refused when first needed
-        # Built with the index (off the request path), for overlays that hide records.
-        by_record: dict[str, list[int]] = {}
-        for number, entry in enumerate(entries):
-            by_record.setdefault(entry.record_id, []).append(number)
-        self._by_record = {key: tuple(value) for key, value in by_record.items()}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A pickle keeps the entries and their analysis, not what is worked out on use."""
+        return {name: self.__dict__[name] for name in _PICKLED}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._start_caches()
+
+    def packed(self) -> PatternIndex:
+        """A copy holding its entries and their analysis packed (``app.packed``), to be
+        pickled: unpickled, it reads only the entries whose keys a paste holds."""
+        copied = copy.copy(self)
+        copied.entries = PackedSequence.pack(self.entries)
+        copied._prepared = PackedSequence.pack(self._prepared)
+        return copied
 
     @classmethod
     def build(cls, entries: Iterable[EntryLike]) -> PatternIndex:
@@ -407,12 +429,20 @@ def _prepare(pattern: str) -> _Prepared:
     return _Prepared(pattern, literals, head[:HEAD_CHARS].lower() if head else None, key)
 
 
+# What a pickled index keeps (``PatternIndex.__getstate__``).
+_PICKLED = ("entries", "skipped", "_prepared", "_literals", "_heads", "_unindexed", "_by_record")
+
+
 class _Keys:
     """Literal keys, each with the entries it stands for, found by one Aho-Corasick pass."""
 
     def __init__(self, keys: Mapping[str, Sequence[int]]) -> None:
+        self.keys = tuple(keys)  # kept for a pickle: the automaton cannot be pickled
         self.entries = [tuple(numbers) for numbers in keys.values()]
         self._automaton = ahocorasick_rs.AhoCorasick(list(keys)) if keys else None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Keys, (dict(zip(self.keys, self.entries, strict=True)),))
 
     def hits(self, texts: Sequence[str]) -> Iterator[tuple[int, int]]:
         """(text number, key id) for each occurrence of a key in the texts, lowercased."""
@@ -486,6 +516,10 @@ class OverlaidIndex:
 
     def __len__(self) -> int:
         return len(self.base) - len(self._hidden) + len(self.overlay)
+
+    def packed(self) -> OverlaidIndex:
+        """``PatternIndex.packed`` of the base; the overlay is small."""
+        return OverlaidIndex(self.base.packed(), self.overlay, self.replaced)
 
     def search(self, texts: Sequence[str]) -> list[Hit]:
         hits = self._merge(self.base.search(texts), self.overlay.search(texts))

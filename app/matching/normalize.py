@@ -179,6 +179,18 @@ def _holds_html(text: str) -> bool:
     return False
 
 
+def paste_text(data: bytes) -> str:
+    """A paste's bytes as text, as every surface takes them (a request's body, a file or
+    standard input): UTF-8 without NUL bytes. ``UnreadablePaste`` says what they are not."""
+    if b"\x00" in data:
+        raise UnreadablePaste("binary data, not a paste")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        found = data[exc.start]
+        raise UnreadablePaste(f"not UTF-8 text (byte {exc.start} is 0x{found:02x})") from None
+
+
 def paste_end(text: str, max_bytes: int = MAX_PASTE_BYTES) -> str | None:
     """The whole lines that end a paste and fit in ``max_bytes`` of UTF-8, or None when all
     of it fits: a traceback ends with its error, so a paste too long is read from its end."""

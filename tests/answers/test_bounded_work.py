@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, CatalogCache
+from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.match import MatchService
 from app.config import Settings
 from app.records.importer import import_paths

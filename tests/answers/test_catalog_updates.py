@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers import catalog as catalogs
-from app.answers.catalog import CatalogCache
+from app.answers import catalog_cache as catalogs
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.config import load_settings
 from app.db import make_engine, make_session_factory, transaction
 from app.matching import OverlaidIndex, PatternIndex, match_paste
@@ -50,7 +51,7 @@ def matched(cache: CatalogCache, text: str) -> list[str]:
     return matched_in(cache.current(), text)
 
 
-def matched_in(catalog: catalogs.Catalog, text: str) -> list[str]:
+def matched_in(catalog: Catalog, text: str) -> list[str]:
     report = match_paste(f"ValueError: {text}", catalog.patterns)
     return [match.record_id for match in report.matches]
 

@@ -8,7 +8,8 @@ import json
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.compute import ComputeService, EngineNeeded
 from app.answers.match import MatchService
 from app.config import Settings

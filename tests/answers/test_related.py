@@ -14,7 +14,8 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.answers.computed import closest_curated
 from app.answers.kinship import MOST_CARRIERS, Kinship, record_features
 from app.answers.related import Relatives, related_records

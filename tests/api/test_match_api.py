@@ -205,6 +205,10 @@ def test_bad_pastes(client: httpx.Client) -> None:
         "/api/match", content=b"\x00\x01\x02junk", headers={"Content-Type": "text/plain"}
     )
     assert_problem(binary, 422, "text")
+    not_utf8 = client.post(
+        "/api/match", content=b"\xff\xfeValueError", headers={"Content-Type": "text/plain"}
+    )
+    assert_problem(not_utf8, 422, "text: not UTF-8 text (byte 0 is 0xff)")
     assert_problem(client.post("/api/match", json={"text": "\x00\x01\x02" * 10}), 422, "text")
     too_big = "x" * (1024 * 1024 + 10)
     assert_problem(

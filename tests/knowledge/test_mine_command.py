@@ -1,4 +1,4 @@
-"""``errata mine`` as a user runs it: a real process on a source tree."""
+"""``errata admin mine`` as a user runs it: a real process on a source tree."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def errata(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_mine_writes_a_release_as_json_lines_pinned_to_its_commit(tmp_path: Path) -> None:
-    done = errata("mine", str(SOURCE), "--version", "0.10.2")
+    done = errata("admin", "mine", str(SOURCE), "--version", "0.10.2")
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     records = [line["record"] for line in lines if "record" in line]
@@ -43,9 +43,9 @@ def sites(jsonl: str) -> dict[str, dict[str, Any]]:
 
 def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
     earlier = tmp_path / "sites.jsonl"
-    first = errata("mine", str(SOURCE), "--version", "0.10.1", "--out", str(earlier))
+    first = errata("admin", "mine", str(SOURCE), "--version", "0.10.1", "--out", str(earlier))
     assert first.returncode == 0, first.stderr
-    linked = errata("mine", str(SOURCE), "--version", "0.10.2", "--history", str(earlier))
+    linked = errata("admin", "mine", str(SOURCE), "--version", "0.10.2", "--history", str(earlier))
     assert linked.returncode == 0, linked.stderr
     found = sites(linked.stdout)
     assert found
@@ -58,10 +58,10 @@ def test_mine_links_a_release_into_an_earlier_mining(tmp_path: Path) -> None:
 
 def test_mine_refuses_what_is_not_a_jax_tree(tmp_path: Path) -> None:
     out = tmp_path / "out" / "sites.jsonl"
-    done = errata("mine", str(tmp_path), "--version", "0.10.2", "--out", str(out))
+    done = errata("admin", "mine", str(tmp_path), "--version", "0.10.2", "--out", str(out))
     assert done.returncode == 2
     assert "neither a checkout of jax-ml/jax nor an installed jax" in " ".join(done.stderr.split())
-    older = errata("mine", str(SOURCE), "--version", "banana", "--out", str(out))
+    older = errata("admin", "mine", str(SOURCE), "--version", "banana", "--out", str(out))
     assert older.returncode == 2
     assert "not a JAX release number" in " ".join(older.stderr.split())
     assert list(out.parent.iterdir()) == []  # neither the file nor a partial one is left

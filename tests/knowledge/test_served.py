@@ -16,7 +16,7 @@ import re2
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.answers.cards import release_told
-from app.answers.catalog import CatalogCache
+from app.answers.catalog_cache import CatalogCache
 from app.answers.match import MatchService
 from app.config import load_settings
 from app.db import make_engine, make_session_factory

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +12,7 @@ from app.matching.normalize import (
     PasteTooLarge,
     UnreadablePaste,
     normalize,
+    paste_text,
 )
 from app.matching.tracebacks import read_exceptions
 
@@ -217,3 +219,14 @@ def test_one_match_strips_nested_prefixes_as_stripping_one_at_a_time_does(line: 
 def test_every_bold_match_has_the_closing_the_quick_test_looks_for(text: str) -> None:
     if normalize_module._BOLD.search(text) is not None:
         assert normalize_module._BOLD_CLOSING.search(text) is not None
+
+
+def test_a_pastes_bytes_are_utf_8_text_without_nul_or_say_which_they_are_not() -> None:
+    assert paste_text("ValueError: é\n".encode()) == "ValueError: é\n"
+    for data, said in (
+        (b"Value\xc3Error", "not UTF-8 text (byte 5 is 0xc3)"),
+        (b"ValueError:\x00", "binary data, not a paste"),
+        (b"\xff\x00", "binary data, not a paste"),
+    ):
+        with pytest.raises(UnreadablePaste, match=re.escape(said)):
+            paste_text(data)

@@ -8,7 +8,8 @@ import pytest
 from jax._src.pallas.mosaic import tpu_info
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.answers.catalog import Catalog, CatalogCache
+from app.answers.catalog import Catalog
+from app.answers.catalog_cache import CatalogCache
 from app.config import CURATED_SEED_PATHS, load_settings
 from app.db import make_engine, make_session_factory
 from app.knowledge.calls import MINED_CALLS
