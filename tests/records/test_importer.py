@@ -102,7 +102,11 @@ def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: 
             assert row.document["huge"] == 2**70
             assert row.retired is item["retired"]
             assert sorted(tag.tag for tag in row.tags) == sorted({"pallas", *item["tags"]})
-            assert row.search_text == f"{item['errorMessage']}\n{item['documentation']}".lower()
+            # The words the index reads: the slug's are the message's, so not named again.
+            assert row.search_message == "got bytes of warpgroup size"
+            assert row.search_names == f"pallas t{item['id'][-1]} pallas"
+            assert row.search_body == f"doc {item['id'][-1]}"
+            assert row.curated is True
             assert row.slug == "got-bytes-of-warpgroup-size"
             assert row.store_version == store.version()
             assert row.updated_at is not None
