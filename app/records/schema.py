@@ -285,6 +285,11 @@ class RecordSummary(BaseModel):
     severity: str | None
     tags: list[str]
     retired: bool
+    snippet: Snippet | None = Field(
+        default=None,
+        description="With `q`: the query's words where the record shows them; null where"
+        " only its tags, class or slug hold them.",
+    )
 
 
 class RecordPage(BaseModel):
