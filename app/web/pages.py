@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 
 from app.rendering.cards import fix_heading
 from app.rendering.links import RELATIVE
-from app.rendering.records import readable_message
+from app.rendering.records import field_label, readable_message
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
@@ -55,6 +55,7 @@ def environment() -> Environment:
     env.filters["clip_line"] = clip_line
     env.filters["record_url"] = RELATIVE.record
     env.filters["readable_message"] = readable_message
+    env.filters["field_label"] = field_label
     env.globals["fix_heading"] = fix_heading
     return env
 
