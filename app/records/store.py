@@ -57,6 +57,9 @@ CURSOR_PATTERN = r"^YWZ0ZXI6(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$"
 # Ids looked up (or whose tags are replaced) per statement: well under SQLite's 32,766
 # parameters, and a plan PostgreSQL caches.
 LOOKUP_CHUNK = 500
+# Rows one COPY appends: a record's row computes its search vector as it is copied (100,000
+# of them took 30 s and more), and each statement must end well inside the statement timeout.
+COPY_ROWS = 10_000
 # How long a write waits for another to commit before answering 409 (PostgreSQL; SQLite
 # waits its busy timeout), and the Retry-After it then suggests.
 WRITE_LOCK_WAIT_S = 10
@@ -477,8 +480,8 @@ class RecordStore:
 
     def _append(self, table: Table, rows: list[dict[str, Any]]) -> None:
         """Insert ``rows`` (each with the same columns; their JSON columns are encoded in
-        place) in primary-key order: one COPY on PostgreSQL, one executemany of the driver
-        on SQLite.
+        place) in primary-key order: a COPY per ``COPY_ROWS`` on PostgreSQL, one
+        executemany of the driver on SQLite.
 
         Through SQLAlchemy, PostgreSQL ran one INSERT per row (100,000 records and their
         400,000 tags: 40 s), and both spent seconds preparing each row's parameters; in key
@@ -498,9 +501,10 @@ class RecordStore:
                 copy_rows = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
                     pgsql.Identifier(table.name), pgsql.SQL(", ").join(map(pgsql.Identifier, names))
                 )
-                with cursor.copy(copy_rows) as copy:
-                    for value in values:
-                        copy.write_row(value)
+                for start in range(0, len(values), COPY_ROWS):
+                    with cursor.copy(copy_rows) as copy:
+                        for value in values[start : start + COPY_ROWS]:
+                            copy.write_row(value)
             else:
                 insert_rows = insert(table).compile(dialect=connection.dialect, column_keys=names)
                 cursor.executemany(str(insert_rows), values)

@@ -18,7 +18,7 @@ from app.jaxref.templates import derive_pattern
 from app.records import store as stores
 from app.records.importer import ImportFailed, import_paths, import_text
 from app.records.models import RecordRow
-from app.records.store import Outcome, RecordStore
+from app.records.store import Outcome, RecordFilters, RecordStore
 from tests.conftest import SEED_DIR
 
 Factory = sessionmaker[Session]
@@ -134,6 +134,7 @@ def test_a_file_longer_than_a_lookup_chunk_is_read_and_replaced_chunk_by_chunk(
     session_factory: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(stores, "LOOKUP_CHUNK", 2)
+    monkeypatch.setattr(stores, "COPY_ROWS", 2)
     items = [record(id=f"chunk-{n}", tags=[f"t{n}"]) for n in range(5)]
     mined = {"site": {"function": "_copy", "backend": "mosaic_gpu"}, "releases": []}
     annotations = [{"annotation": {"recordId": item["id"], "mined": mined}} for item in items]
@@ -153,6 +154,10 @@ def test_a_file_longer_than_a_lookup_chunk_is_read_and_replaced_chunk_by_chunk(
             assert (row.function, row.backend) == ("_copy", "mosaic_gpu")
         ids = [item["id"] for item in items]
         assert session.scalar(select(func.count()).where(RecordRow.id.in_(ids))) == 5
+        # The search index holds each chunk's rows as they are now.
+        found = store.search(RecordFilters(q="u3"), limit=10, cursor=None)
+        assert [row.id for row in found.rows] == ["chunk-3"]
+        assert store.search(RecordFilters(q="t3"), limit=10, cursor=None).total == 0
 
 
 def test_the_garbage_collector_waits_for_every_import_and_runs_again_after_them(
