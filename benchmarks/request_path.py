@@ -147,7 +147,9 @@ async def _times(app: Any, method: str, path: str, body: bytes, calls: int) -> l
     return times
 
 
-async def asgi_call(app: Any, method: str, path: str, body: bytes) -> None:
+async def asgi_call(app: Any, method: str, target: str, body: bytes) -> bytes:
+    """One call of ``target`` (a path, and a query after ``?``); its answer's body."""
+    path, _, query = target.partition("?")
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -156,7 +158,7 @@ async def asgi_call(app: Any, method: str, path: str, body: bytes) -> None:
         "scheme": "http",
         "path": path,
         "raw_path": path.encode(),
-        "query_string": b"",
+        "query_string": query.encode(),
         "root_path": "",
         "headers": [
             (b"host", b"127.0.0.1"),
@@ -178,14 +180,18 @@ async def asgi_call(app: Any, method: str, path: str, body: bytes) -> None:
         raise AssertionError("unreachable")
 
     statuses = []
+    answer = bytearray()
 
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
             statuses.append(message["status"])
+        elif message["type"] == "http.response.body":
+            answer.extend(message.get("body", b""))
 
     await app(scope, receive, send)
     if statuses != [200]:
-        raise SystemExit(f"{method} {path} answered {statuses}")
+        raise SystemExit(f"{method} {target} answered {statuses}")
+    return bytes(answer)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from app.errors import InvalidInput
 from app.records.store import (
     MAX_PAGE_SIZE,
     RecordStore,
-    decode_related_cursor,
+    decode_scored_cursor,
     encode_related_cursor,
 )
 
@@ -102,7 +102,7 @@ def related_records(
     catalog was read."""
     if not 1 <= limit <= MAX_PAGE_SIZE:
         raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}.")
-    after = decode_related_cursor(cursor) if cursor else None
+    after = decode_scored_cursor(cursor) if cursor else None
     own = catalog.records.get(record_id)
     if own is None:
         store.get(record_id)

@@ -27,6 +27,7 @@ from app.records.schema import (
     RecordWrite,
     RelatedRecord,
     RelatedRecords,
+    Snippet,
     import_body_schema,
 )
 from app.records.store import (
@@ -57,7 +58,7 @@ def envelope(row: RecordRow, annotation: dict[str, Any] | None = None) -> Record
     return RecordEnvelope(**fields)
 
 
-def summary(row: RecordRow) -> RecordSummary:
+def summary(row: RecordRow, snippet: Snippet | None) -> RecordSummary:
     return RecordSummary(
         id=row.id,
         slug=row.slug,
@@ -67,6 +68,7 @@ def summary(row: RecordRow) -> RecordSummary:
         severity=row.severity,
         tags=[tag.tag for tag in row.tags],
         retired=row.retired,
+        snippet=snippet,
     )
 
 
@@ -74,7 +76,12 @@ def summary(row: RecordRow) -> RecordSummary:
 def list_records(
     store: StoreDep,
     q: Annotated[
-        str | None, Query(max_length=500, description="Words in message, documentation, solutions.")
+        str | None,
+        Query(
+            max_length=500,
+            description='Words to find, all of them; "a phrase" in quotes; `warpgr*`, or a last'
+            " word, as a prefix. The most relevant first: the message weighs most.",
+        ),
     ] = None,
     repo: Annotated[str | None, Query(max_length=200)] = None,
     error_class: Annotated[str | None, Query(alias="errorClass", max_length=200)] = None,
@@ -126,7 +133,9 @@ def list_records(
     )
     page = store.search(filters, limit=limit, cursor=cursor)
     return RecordPage(
-        items=[summary(row) for row in page.rows], total=page.total, nextCursor=page.next_cursor
+        items=[summary(row, page.snippets.get(row.id)) for row in page.rows],
+        total=page.total,
+        nextCursor=page.next_cursor,
     )
 
 

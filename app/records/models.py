@@ -9,7 +9,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, DateTime, ForeignKey, Index, String, Text, func
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    func,
+    true,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db import Base
@@ -27,7 +38,6 @@ class RecordRow(Base):
     background_tag: Mapped[str | None] = mapped_column(String(200), index=True)
     analyzed_sha: Mapped[str | None] = mapped_column(String(64), index=True)
     error_message: Mapped[str] = mapped_column(Text)
-    search_text: Mapped[str] = mapped_column(Text)
     document: Mapped[dict[str, Any]] = mapped_column(JSON)
     dataset_version: Mapped[str | None] = mapped_column(String(64))
     content_hash: Mapped[str] = mapped_column(String(64))
@@ -42,6 +52,15 @@ class RecordRow(Base):
     )
     # The store version whose write last changed it: catalogs catch up by reading only these.
     store_version: Mapped[int] = mapped_column(BigInteger, server_default="0", index=True)
+    # False for a record known only from JAX's source (its documentation ``derived``): at
+    # equal relevance, a search lists curated records first.
+    curated: Mapped[bool] = mapped_column(Boolean, server_default=true())
+    # The words the full-text index reads (``app/records/search.py``), never loaded with a
+    # row: SQLite's FTS5 table ``record_search`` (which the store's writes keep) and
+    # PostgreSQL's generated ``search_vector`` column (GIN-indexed) are built from them.
+    search_message: Mapped[str] = mapped_column(Text, server_default="", deferred=True)
+    search_names: Mapped[str] = mapped_column(Text, server_default="", deferred=True)
+    search_body: Mapped[str] = mapped_column(Text, server_default="", deferred=True)
 
     tags: Mapped[list[RecordTag]] = relationship(
         back_populates="record", cascade="all, delete-orphan"

@@ -256,6 +256,26 @@ class RecordEnvelope(BaseModel):
     )
 
 
+class SnippetPart(BaseModel):
+    text: str
+    match: bool = Field(description="Whether it is one of the query's words or phrases.")
+
+
+SnippetField = Literal["errorMessage", "documentation", "solutions"]
+
+
+class Snippet(BaseModel):
+    """Where a record shows the words searched for: plain text in parts, the matched ones
+    marked, for a page to highlight without reading any markup."""
+
+    field: SnippetField = Field(
+        description="The record's field it is cut from: the first holding the most words."
+    )
+    parts: list[SnippetPart] = Field(
+        description="In order; their texts joined are the snippet, with … where it was cut."
+    )
+
+
 class RecordSummary(BaseModel):
     id: str
     slug: str
@@ -265,6 +285,11 @@ class RecordSummary(BaseModel):
     severity: str | None
     tags: list[str]
     retired: bool
+    snippet: Snippet | None = Field(
+        default=None,
+        description="With `q`: the query's words where the record shows them; null where"
+        " only its tags, class or slug hold them.",
+    )
 
 
 class RecordPage(BaseModel):

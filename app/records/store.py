@@ -7,14 +7,26 @@ import binascii
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from operator import itemgetter
 from typing import Any, cast
 
 import orjson
 from psycopg import sql as pgsql
-from sqlalchemy import JSON, Select, Table, delete, func, insert, select, update
+from sqlalchemy import (
+    JSON,
+    ColumnElement,
+    Select,
+    Table,
+    and_,
+    delete,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy import text as sql
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, selectinload
@@ -22,18 +34,31 @@ from sqlalchemy.orm import Session, selectinload
 from app.db import json_text
 from app.errors import InvalidInput, NotFound, SharedSlug, WritesBusy, invalid_field
 from app.records.models import AnnotationRow, RecordRow, RecordTag, StoreState
+from app.records.schema import Snippet
+from app.records.search import (
+    Term,
+    index_records,
+    parse_query,
+    ranked,
+    search_columns,
+    snippet,
+    unindex_records,
+)
 from app.records.validation import ValidAnnotation, ValidRecord, unstorable_text
 from app.records.version_watch import VersionWatch, mark_written
 
 MAX_PAGE_SIZE = 200
 MINED = "mined"  # the part of an annotation the miner writes
-MAX_QUERY_TERMS = 10
 _AFTER = "after:"
-# What the cursors issued look like: base64url (unpadded) of "after:<id>".
+# What the cursors issued look like: base64url (unpadded) of "after:<id>", or of
+# "after:<relevance>.<id>" for a search's and related records' pages.
 CURSOR_PATTERN = r"^YWZ0ZXI6(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2,3})?$"
 # Ids looked up (or whose tags are replaced) per statement: well under SQLite's 32,766
 # parameters, and a plan PostgreSQL caches.
 LOOKUP_CHUNK = 500
+# Rows one COPY appends: a record's row computes its search vector as it is copied (100,000
+# of them took 30 s and more), and each statement must end well inside the statement timeout.
+COPY_ROWS = 10_000
 # How long a write waits for another to commit before answering 409 (PostgreSQL; SQLite
 # waits its busy timeout), and the Retry-After it then suggests.
 WRITE_LOCK_WAIT_S = 10
@@ -75,6 +100,7 @@ class Page:
     rows: list[RecordRow]
     total: int
     next_cursor: str | None
+    snippets: dict[str, Snippet] = field(default_factory=dict)  # a search's, by record id
 
 
 class RecordStore:
@@ -190,9 +216,13 @@ class RecordStore:
         return shas[0] if len(shas) == 1 else None
 
     def search(self, filters: RecordFilters, *, limit: int, cursor: str | None) -> Page:
+        """A page of the records ``filters`` select: with words ``q``, the most relevant
+        first; without, by id."""
         if not 1 <= limit <= MAX_PAGE_SIZE:
             raise InvalidInput(f"limit must be between 1 and {MAX_PAGE_SIZE}, got {limit}.")
         query = self._filtered(filters)
+        if filters.q and filters.q.strip():
+            return self._ranked(query, parse_query(filters.q), limit, cursor)
         total = self.session.scalar(select(func.count()).select_from(query.subquery())) or 0
         if cursor:
             query = query.where(RecordRow.id > _decode_cursor(cursor))
@@ -203,6 +233,35 @@ class RecordStore:
         )
         next_cursor = _encode_cursor(rows[limit - 1].id) if len(rows) > limit else None
         return Page(rows=rows[:limit], total=total, next_cursor=next_cursor)
+
+    def _ranked(
+        self, query: Select[RecordRow], terms: list[Term], limit: int, cursor: str | None
+    ) -> Page:
+        """The page of a search by words: by relevance, then by id. Its cursor holds the
+        relevance and id of the page's last record, so the next page starts right after it
+        however many records come before."""
+        if not terms:  # no letter or digit: no word to find
+            return Page(rows=[], total=0, next_cursor=None)
+        query, relevance = ranked(query, terms, self.session.get_bind().dialect.name)
+        total = self.session.scalar(select(func.count()).select_from(query.subquery())) or 0
+        if cursor:
+            query = query.where(_after(relevance, *decode_scored_cursor(cursor)))
+        found = self.session.execute(
+            query.add_columns(relevance)
+            .options(selectinload(RecordRow.tags))
+            .order_by(relevance.desc(), RecordRow.id)
+            .limit(limit + 1)
+        ).all()
+        rows = [cast(RecordRow, row) for row, _ in found[:limit]]
+        next_cursor = None
+        if len(found) > limit:
+            next_cursor = _encode_cursor(f"{found[limit - 1][1]}.{rows[-1].id}")
+        snippets = {
+            row.id: found_snippet
+            for row in rows
+            if (found_snippet := snippet(terms, row.document)) is not None
+        }
+        return Page(rows=rows, total=total, next_cursor=next_cursor, snippets=snippets)
 
     def _filtered(self, filters: RecordFilters) -> Select[RecordRow]:
         for name, text in (
@@ -237,12 +296,6 @@ class RecordStore:
             query = query.where(
                 RecordRow.id.in_(select(RecordTag.record_id).where(RecordTag.tag == filters.tag))
             )
-        if filters.q:
-            terms = filters.q.lower().split()
-            if len(terms) > MAX_QUERY_TERMS:
-                raise InvalidInput(f"q may hold at most {MAX_QUERY_TERMS} words.")
-            for term in terms:
-                query = query.where(RecordRow.search_text.contains(term, autoescape=True))
         return query
 
     def upsert(
@@ -323,13 +376,17 @@ class RecordStore:
         """Stored rows that changed are deleted (their tags with them, by the foreign key)
         and appended again with the new ones: one COPY on PostgreSQL, where an UPDATE per
         row took 29 s for 100,000 changed records. Deleted in key order, as SQLite deletes
-        them three times faster."""
+        them three times faster. SQLite's search index forgets the old rows and reads the
+        new ones here: every write of a record's words goes through this."""
         replaced = sorted(record_id for record_id in rows if record_id not in added)
         for chunk in _chunks(replaced):
+            unindex_records(self.session, chunk)
             self.session.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(chunk)))
         if self.session.get_bind().dialect.name == "postgresql":
             self.session.execute(sql(_COMPRESS_WITH_LZ4))  # the documents; tags are short
         self._append(_RECORDS, [columns for columns, _ in rows.values()])
+        for chunk in _chunks(sorted(rows)):
+            index_records(self.session, chunk)
         tags = [
             {"record_id": record_id, "tag": tag}
             for record_id, (_, record_tags) in rows.items()
@@ -342,8 +399,8 @@ class RecordStore:
 
     def _append(self, table: Table, rows: list[dict[str, Any]]) -> None:
         """Insert ``rows`` (each with the same columns; their JSON columns are encoded in
-        place) in primary-key order: one COPY on PostgreSQL, one executemany of the driver
-        on SQLite.
+        place) in primary-key order: a COPY per ``COPY_ROWS`` on PostgreSQL, one
+        executemany of the driver on SQLite.
 
         Through SQLAlchemy, PostgreSQL ran one INSERT per row (100,000 records and their
         400,000 tags: 40 s), and both spent seconds preparing each row's parameters; in key
@@ -363,9 +420,10 @@ class RecordStore:
                 copy_rows = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
                     pgsql.Identifier(table.name), pgsql.SQL(", ").join(map(pgsql.Identifier, names))
                 )
-                with cursor.copy(copy_rows) as copy:
-                    for value in values:
-                        copy.write_row(value)
+                for start in range(0, len(values), COPY_ROWS):
+                    with cursor.copy(copy_rows) as copy:
+                        for value in values[start : start + COPY_ROWS]:
+                            copy.write_row(value)
             else:
                 insert_rows = insert(table).compile(dialect=connection.dialect, column_keys=names)
                 cursor.executemany(str(insert_rows), values)
@@ -449,9 +507,8 @@ def _columns(
         "background_tag": model.backgroundTag,
         "analyzed_sha": model.analyzedSha,
         "error_message": model.errorMessage,
-        "search_text": "\n".join(
-            [model.errorMessage, model.documentation or "", *model.solutions]
-        ).lower(),
+        **search_columns(record.document),
+        "curated": record.document.get("documentationSource") != "derived",
         "document": record.document,
         "dataset_version": dataset_version,
         "content_hash": content_hash,
@@ -497,10 +554,15 @@ def encode_related_cursor(score: int, record_id: str) -> str:
     return _encode_cursor(f"{score}.{record_id}")
 
 
-def decode_related_cursor(cursor: str) -> tuple[int, str]:
-    """The score and id a cursor of related records starts after. As for ``_decode_cursor``, any
-    cursor of ``CURSOR_PATTERN`` is a position: one that names no score stands after every
-    record related at all (score 0), at its text."""
+def _after(relevance: ColumnElement[int], score: int, record_id: str) -> ColumnElement[bool]:
+    """The records a search lists after the one of ``relevance`` ``score`` and id ``record_id``."""
+    return or_(relevance < score, and_(relevance == score, RecordRow.id > record_id))
+
+
+def decode_scored_cursor(cursor: str) -> tuple[int, str]:
+    """The score and id a cursor of a search by words or of related records starts after. As
+    for ``_decode_cursor``, any cursor of ``CURSOR_PATTERN`` is a position: one that names no
+    score stands after every record scored above 0, at its text."""
     position = _decode_cursor(cursor)
     score, dot, record_id = position.partition(".")
     # A score is a 64-bit integer on both databases: 18 digits at most.

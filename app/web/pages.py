@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 
 from app.answers.cards import step_heading
 from app.answers.links import RELATIVE
-from app.answers.record_text import readable_message
+from app.answers.record_text import field_label, readable_message
 from app.rendering.text import clip_line
 
 WEB_DIR = Path(__file__).resolve().parent
@@ -58,6 +58,7 @@ def environment() -> Environment:
     env.filters["record_url"] = RELATIVE.record
     env.filters["readable_message"] = readable_message
     env.globals["step_heading"] = step_heading
+    env.filters["field_label"] = field_label
     return env
 
 

@@ -138,6 +138,67 @@ def test_search_filters(client: httpx.Client, curator: httpx.Client) -> None:
     assert "ffb598de9e3ff51b" in {item["id"] for item in seeds["items"]}
 
 
+def test_a_search_lists_the_most_relevant_first_with_its_words_marked(
+    client: httpx.Client,
+) -> None:
+    found = client.get("/api/errors", params={"q": "warpgroup"}).json()
+    first = found["items"][0]
+    assert first["id"] == SEED_001["record"]["id"]  # bytes divisible by the warpgroup size
+    assert first["snippet"]["field"] == "errorMessage"
+    assert "".join(part["text"] for part in first["snippet"]["parts"]) == first["errorMessage"]
+    assert [part["text"] for part in first["snippet"]["parts"] if part["match"]] == [
+        "warpgroup",
+        "warpgroup",
+        "WARPGROUP",
+    ]
+    listed = client.get("/api/errors", params={"limit": 1}).json()["items"][0]
+    assert listed["snippet"] is None  # no words, no snippet
+
+
+def test_a_search_pages_in_its_order_without_gaps_or_repeats(client: httpx.Client) -> None:
+    whole = client.get("/api/errors", params={"q": "warpgroup", "limit": 200}).json()
+    assert whole["nextCursor"] is None and whole["total"] > 10
+    walked, cursor = [], None
+    while True:
+        params: dict[str, Any] = {"q": "warpgroup", "limit": 4}
+        if cursor:
+            params["cursor"] = cursor
+        body = client.get("/api/errors", params=params).json()
+        assert body["total"] == whole["total"]
+        walked += [item["id"] for item in body["items"]]
+        cursor = body["nextCursor"]
+        if not cursor:
+            break
+    assert walked == [item["id"] for item in whole["items"]]
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        '"',
+        "*",
+        "NEAR(a b)",
+        "a OR NOT b",
+        "{search_body}: x",
+        "'; DROP TABLE records; --",
+        "x & y | !z <-> w:*",
+        "!!!",
+        "ß 🚀",
+        "w" * 500,
+        "w " * 250,
+        "a\x00b",
+        "w" * 501,
+    ],
+    ids=range(13),
+)
+def test_a_hostile_search_is_a_page_or_a_problem_naming_q(client: httpx.Client, q: str) -> None:
+    response = client.get("/api/errors", params={"q": q})
+    if response.status_code == 200:
+        assert response.json()["total"] == len(response.json()["items"])
+    else:
+        assert_problem(response, 422, "q")
+
+
 def test_by_slug_and_related(client: httpx.Client) -> None:
     record = client.get("/api/errors/by-slug/can-only-transfer-integer-bytes-shape-dst-ty-sha")
     assert record.json() == SEED_000

@@ -18,7 +18,7 @@ from app.jaxref.templates import derive_pattern
 from app.records import store as stores
 from app.records.importer import ImportFailed, import_paths, import_text
 from app.records.models import RecordRow
-from app.records.store import Outcome, RecordStore
+from app.records.store import Outcome, RecordFilters, RecordStore
 from tests.conftest import SEED_DIR
 
 Factory = sessionmaker[Session]
@@ -102,7 +102,11 @@ def test_a_file_is_written_whole_whatever_the_order_of_its_ids(session_factory: 
             assert row.document["huge"] == 2**70
             assert row.retired is item["retired"]
             assert sorted(tag.tag for tag in row.tags) == sorted({"pallas", *item["tags"]})
-            assert row.search_text == f"{item['errorMessage']}\n{item['documentation']}".lower()
+            # The words the index reads: the slug's are the message's, so not named again.
+            assert row.search_message == "got bytes of warpgroup size"
+            assert row.search_names == f"pallas t{item['id'][-1]} pallas"
+            assert row.search_body == f"doc {item['id'][-1]}"
+            assert row.curated is True
             assert row.slug == "got-bytes-of-warpgroup-size"
             assert row.store_version == store.version()
             assert row.updated_at is not None
@@ -130,6 +134,7 @@ def test_a_file_longer_than_a_lookup_chunk_is_read_and_replaced_chunk_by_chunk(
     session_factory: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(stores, "LOOKUP_CHUNK", 2)
+    monkeypatch.setattr(stores, "COPY_ROWS", 2)
     items = [record(id=f"chunk-{n}", tags=[f"t{n}"]) for n in range(5)]
     mined = {"site": {"function": "_copy", "backend": "mosaic_gpu"}, "releases": []}
     annotations = [{"annotation": {"recordId": item["id"], "mined": mined}} for item in items]
@@ -149,6 +154,10 @@ def test_a_file_longer_than_a_lookup_chunk_is_read_and_replaced_chunk_by_chunk(
             assert (row.function, row.backend) == ("_copy", "mosaic_gpu")
         ids = [item["id"] for item in items]
         assert session.scalar(select(func.count()).where(RecordRow.id.in_(ids))) == 5
+        # The search index holds each chunk's rows as they are now.
+        found = store.search(RecordFilters(q="u3"), limit=10, cursor=None)
+        assert [row.id for row in found.rows] == ["chunk-3"]
+        assert store.search(RecordFilters(q="t3"), limit=10, cursor=None).total == 0
 
 
 def test_the_garbage_collector_waits_for_every_import_and_runs_again_after_them(

@@ -12,7 +12,7 @@ from markupsafe import escape
 
 from app.answers.kinship import MOST_SHARE
 from app.web.record_page import RELATED_SHOWN
-from tests.api.test_records_api import records_sharing_a_slug, unlike_record
+from tests.api.test_records_api import new_record, records_sharing_a_slug, unlike_record
 from tests.chatops.chat import traceback
 from tests.matching.catalog import PASTES, TRACEBACKS, fixture_text
 
@@ -99,6 +99,25 @@ def test_what_people_type_is_escaped(client: httpx.Client) -> None:
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&#34;" in searched
     pasted = client.post("/", data={"text": attack + "\nValueError: " + attack}).text
     assert "<script>alert" not in pasted
+
+
+def test_a_search_marks_the_words_found_and_escapes_the_rest(
+    client: httpx.Client, curator: httpx.Client
+) -> None:
+    found = client.get("/search", params={"q": "warpgroup"}).text
+    first = found[found.index('<ul class="record-list">') :]
+    assert first.index('href="/errors/ffb598de9e3ff51b"') < first.index("</li>")
+    assert "divisible by the <mark>warpgroup</mark> size" in first[: first.index("</li>")]
+    word = f"zq{uuid.uuid4().hex[:8]}"
+    advice = f'Wrap it: <b onclick="x()">{word}</b> & <script>alert(1)</script>'
+    record = new_record(documentation=advice)
+    assert curator.put(f"/api/errors/{record['id']}", json={"record": record}).is_success
+    page = client.get("/search", params={"q": word}).text
+    assert (
+        f"&lt;b onclick=&#34;x()&#34;&gt;<mark>{word}</mark>&lt;/b&gt; &amp; &lt;script&gt;" in page
+    )
+    assert "<script>" not in page and "<b " not in page
+    assert "What it means:" in page  # the field the words were found in
 
 
 def test_the_paste_form_posts_and_renders_the_result(client: httpx.Client) -> None:
