@@ -119,6 +119,7 @@ def test_search_lists_records_with_links(plain_page: Page) -> None:
     plain_page.get_by_role("button", name="Search").click()
     expect(plain_page.get_by_role("heading", level=1)).to_have_text("Records matching “warpgroup”")
     link = plain_page.get_by_role("link", name="Only copies transferring a number of bytes")
+    expect(link.first.locator("mark").first).to_have_text("warpgroup")  # the word, marked
     link.first.click()
     expect(plain_page.get_by_role("heading", level=1)).to_contain_text("Only copies transferring")
 
