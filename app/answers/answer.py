@@ -18,7 +18,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from app.schemas.compute import ComputeResponse
 from app.schemas.match import MatchResponse
 
 AnswerKind = Literal[
@@ -91,11 +90,5 @@ def first_and_rest(steps: tuple[Step, ...]) -> tuple[Step | None, tuple[Step, ..
 
 class MatchAnswer(MatchResponse):
     """A match's JSON: what the paste holds, then ``answers``, what to do about it."""
-
-    answers: list[Answer]
-
-
-class ComputeAnswer(ComputeResponse):
-    """A compute's JSON: the verdict and fixes, then ``answers``, the same as every surface."""
 
     answers: list[Answer]

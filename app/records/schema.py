@@ -26,16 +26,21 @@ RECORD_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_MESSAGE_CHARS = 4096
 MAX_DATASET_VERSION_CHARS = 64
 MAX_SLUG_CHARS = 200
+
+
 # JSON has one kind of number: 975.0 is the integer 975 (as JSON Schema's "integer" says),
 # while "975" stays a wrong type.
-WholeNumber = Annotated[
-    int,
-    BeforeValidator(lambda v: int(v) if isinstance(v, float) and v.is_integer() else v),
-]
+def _whole(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
 # No source file a record points into runs to ten million lines (JAX's longest are some
 # thousands); a larger number is a mistake, and no integer column could hold 10**30.
 MAX_LINE_NUMBER = 10**7
-LineNumber = Annotated[WholeNumber, Field(le=MAX_LINE_NUMBER)]
+# The bound before the validator: after it, pydantic writes it into the JSON Schema as "le",
+# a word JSON Schema does not know, and the documented body allowed any number.
+LineNumber = Annotated[int, Field(le=MAX_LINE_NUMBER), BeforeValidator(_whole)]
 
 
 class ErrorRecord(BaseModel):

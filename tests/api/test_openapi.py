@@ -173,3 +173,25 @@ def test_every_list_a_route_reads_from_the_store_comes_a_page_at_a_time(
         assert {"limit", "cursor"} <= asked, path
         assert "nextCursor" in answer["properties"], path
     assert {"/api/errors", "/api/errors/{record_id}/related"} <= set(lists)
+
+
+def _keywords(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            if key != "properties":  # its keys are field names, not keywords
+                yield from _keywords(value)
+            else:
+                for field in value.values():
+                    yield from _keywords(field)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _keywords(item)
+
+
+def test_the_schemas_bound_numbers_in_json_schemas_own_words(document: dict[str, Any]) -> None:
+    """pydantic's ``le`` and ``ge`` mean nothing to a JSON Schema reader: a bound written
+    so is no bound, and a tool generating bodies sends numbers the server refuses."""
+    found = set(_keywords(document["components"]["schemas"]))
+    assert "maximum" in found
+    assert not found & {"le", "ge", "lt", "gt"}
