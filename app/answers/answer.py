@@ -14,7 +14,8 @@ code, so it can neither format the answer nor mention anybody.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -82,10 +83,10 @@ class Answer(_Frozen):
         """Do this, then the alternatives."""
         return (self.doThis, *self.alternatives) if self.doThis else self.alternatives
 
-
-def first_and_rest(steps: tuple[Step, ...]) -> tuple[Step | None, tuple[Step, ...]]:
-    """``doThis`` and ``alternatives`` of steps ranked best first."""
-    return (steps[0], steps[1:]) if steps else (None, ())
+    @classmethod
+    def with_steps(cls, steps: Sequence[Step], **fields: Any) -> Answer:
+        """An answer whose steps come ranked best first: the first is what to do."""
+        return cls(doThis=steps[0] if steps else None, alternatives=tuple(steps[1:]), **fields)
 
 
 class MatchAnswer(MatchResponse):

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from app.answers.answer import Answer, Fact, Link, Quote, Snippet, Step, first_and_rest
+from app.answers.answer import Answer, Fact, Link, Quote, Snippet, Step
 from app.answers.catalog import RecordInfo
 from app.answers.links import Links
 from app.answers.record_text import corrections_by_field, field_label, readable_message
@@ -214,12 +214,10 @@ def _raise_point_answer(
         told = f"JAX's frame points at this site: {first.why}."
         headline = f"Raised by JAX in {where}"
     steps = advice_steps(advised.solutions if advised else ())
-    do_this, alternatives = first_and_rest(steps)
-    return Answer(
+    return Answer.with_steps(
+        steps,
         kind="site",
         headline=headline,
-        doThis=do_this,
-        alternatives=alternatives,
         facts=_facts(release.facts),
         quotes=seen,
         notes=(told, *said, *release.notes),
@@ -295,12 +293,10 @@ def _memory_answer(report: MemoryOut) -> Answer:
             )
         )
     steps += [Step(title=advice) for advice in report.advice]
-    do_this, alternatives = first_and_rest(tuple(steps))
-    return Answer(
+    return Answer.with_steps(
+        tuple(steps),
         kind="memory",
         headline=f"{report.memory} over the limit by {over}",
-        doThis=do_this,
-        alternatives=alternatives,
         facts=_facts(facts),
     )
 
@@ -361,12 +357,10 @@ def _match_answer(
     source = (
         (Link(label=_source_label(match.source), url=match.sourceUrl),) if match.sourceUrl else ()
     )
-    do_this, alternatives = first_and_rest(steps)
-    return Answer(
+    return Answer.with_steps(
+        steps,
         kind="match",
         headline=headline,
-        doThis=do_this,
-        alternatives=alternatives,
         facts=_facts(facts),
         quotes=tuple(quotes),
         notes=tuple(notes),
@@ -476,7 +470,7 @@ def compute_answer(response: ComputeResponse, links: Links) -> Answer:
     facts.append(("JAX", response.jaxVersion))
     facts.append(("lowering semantics", response.loweringSemantics))
     failing = [each for each in response.checkedIn if not each.ok]
-    do_this, alternatives = first_and_rest(_fix_steps(response))
+    steps = _fix_steps(response)
     if first is None and not failing:
         return Answer(
             kind="compute",
@@ -486,12 +480,11 @@ def compute_answer(response: ComputeResponse, links: Links) -> Answer:
         )
     if first is None:  # it lowers in jaxVersion, not in some other release asked for
         elsewhere = runs(tuple(each.jaxVersion for each in failing))
-        return Answer(
+        return Answer.with_steps(
+            steps,
             kind="compute",
             headline=f"{response.operation}: {shape} {response.dtype} lowers in JAX "
             f"{response.jaxVersion}, not in {elsewhere}",
-            doThis=do_this,
-            alternatives=alternatives,
             facts=_facts(facts),
             notes=(
                 *(f"JAX {each.jaxVersion} fails {each.rule}." for each in failing),
@@ -501,11 +494,10 @@ def compute_answer(response: ComputeResponse, links: Links) -> Answer:
         )
     pages = [Link(label="Record page", url=links.record(first.errorId))] if first.errorId else []
     headline = f"{first.errorClass}: {first.message}"
-    return Answer(
+    return Answer.with_steps(
+        steps,
         kind="compute",
         headline=f"{headline} ({first.explanation})" if first.explanation else headline,
-        doThis=do_this,
-        alternatives=alternatives,
         facts=_facts(facts),
         notes=(*_later_checks(response), *releases_checked(response)),
         links=(*pages, *_all_fixes(response, links)),
@@ -537,13 +529,11 @@ def record_answer(
         title = "Example fix, as corrected by errata" if problem else "Example fix"
         code = (Snippet(label="", code=example),)
         steps = (Step(title=title, note=problem or "", snippets=code, ranked=False), *steps)
-    do_this, alternatives = first_and_rest(steps)
     message = readable_message(document["errorMessage"])
-    return Answer(
+    return Answer.with_steps(
+        steps,
         kind="record",
         headline=f"{document.get('errorClass') or 'Error'}: {message}",
-        doThis=do_this,
-        alternatives=alternatives,
         facts=_facts(facts),
         notes=tuple(notes),
         links=(Link(label="Record page", url=links.record(document["id"])),),
