@@ -88,6 +88,8 @@ _CODE_SPAN = re.compile(r"`([^`]+)`")
 # How a line that goes on with the one before starts (a word in lower case, a value),
 # where a new sentence, exception or log line would start with a capital or a prefix.
 _CONTINUING = frozenset(string.ascii_lowercase + string.digits + "([{<'\"")
+# A code comment's leader: a message quoted in a comment goes on in the next line's comment.
+_COMMENT_LEADER = re.compile(r"\s*(?:#|//)\s?")
 # Where a message inside a line ends: a closing backtick or a table cell's pipe.
 _CLOSING = re.compile(r"`|\s+\|")
 
@@ -306,7 +308,7 @@ def _in_wrapped_lines(
     for line in loose:
         if line in found or line + 1 not in following:
             continue
-        first, second = lines[line].rstrip(), lines[line + 1]  # both hold some text
+        first, second = lines[line].rstrip(), _uncommented(lines[line], lines[line + 1])
         if second[:1].isspace() or (
             # going on with the sentence as pasted, not a logger's record cleaned of its prefix
             second[:1] in _CONTINUING and original[origins[line + 1] - 1].startswith(second)
@@ -332,6 +334,15 @@ def _in_wrapped_lines(
             Candidate(error, hit, line, None, text, score, False, inner, "wrapped line")
         )
     return candidates
+
+
+def _uncommented(first: str, second: str) -> str:
+    """``second`` without its comment leader where ``first`` is a comment too (``# Fails
+    with: ValueError: …`` going on in the next ``# …`` line), so the two join as one message."""
+    leader, led = _COMMENT_LEADER.match(first), _COMMENT_LEADER.match(second)
+    if leader is None or led is None or leader.group().strip() != led.group().strip():
+        return second
+    return " " + second[led.end() :]
 
 
 def _cut_spans(text: str, markers: bool) -> Iterator[tuple[str, bool]]:

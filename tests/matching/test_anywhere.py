@@ -219,13 +219,16 @@ WARPGROUP = (
         'It fails with "NotImplementedError: {}\n{}" on H100.'.format(
             *WARPGROUP.split(" the warpgroup", 1)
         ).replace("\n", "\nthe warpgroup"),
+        # a code comment going on in the next comment line
+        "    x = f(y)\n    # Fails with: NotImplementedError: {}\n    # the warpgroup{}\n"
+        "    out = x + 1".format(*WARPGROUP.split(" the warpgroup", 1)),
         # a terminal 80 columns wide cutting mid-word
         "\n".join(
             (f"status=failed reason={WARPGROUP}"[i : i + 80])
             for i in range(0, len(f"status=failed reason={WARPGROUP}"), 80)
         ),
     ],
-    ids=["markdown list", "log formatter", "markdown paragraph", "terminal"],
+    ids=["markdown list", "log formatter", "markdown paragraph", "code comment", "terminal"],
 )
 def test_a_message_broken_over_lines_is_read_as_one(paste: str) -> None:
     match = found(match_paste(paste, catalog_index()), "MGPU-COPY-WARPGROUP-BYTES")
