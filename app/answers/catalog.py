@@ -25,6 +25,12 @@ from app.memo import LockedLRU
 from app.packed import PackedMapping
 
 SUGGESTIONS = 3
+# Records read closely for the suggestions, of those whose words the query's hold: the word
+# sets' overlap is cheap over the whole catalog but says 1.0 for any record whose few words
+# the query happens to hold; the closer reading ranks these few.
+SIMILAR_SHORTLIST = 30
+# The least score a suggestion keeps: below it, records share a word or two by chance.
+SIMILAR_CUTOFF = 0.3
 # The longest message of a live record is about 500 characters; a query's words past this many
 # cannot make it read more like one, and rapidfuzz holds the GIL for time that grows with
 # the query (a 1 MiB line took over a minute against 11k records; 600 characters, 40 ms).
@@ -143,22 +149,26 @@ class Catalog:
         ``SIMILAR_QUERY_CHARS`` are read."""
         text = text[:SIMILAR_QUERY_CHARS]
         named = {backend for backend, words in _BACKEND_WORDS.items() if words.search(text)}
-        messages, ids, backends = self._live_messages()
-        found = process.extract(
+        messages, ids, backends = self.live_messages()
+        shortlist = process.extract(
             text,
             messages,
             scorer=fuzz.token_set_ratio,
             processor=utils.default_process,
-            limit=None if named else SUGGESTIONS,
-            score_cutoff=30,
+            limit=None if named else SIMILAR_SHORTLIST,
+            score_cutoff=SIMILAR_CUTOFF * 100,
         )
+        candidates = [
+            position for _, _, position in shortlist if not named or backends[position] in named
+        ][:SIMILAR_SHORTLIST]
+        scored = [(similarity(text, messages[position]), ids[position]) for position in candidates]
+        ranked = sorted(scored, key=lambda pair: -pair[0])  # ties: the overlap's order
         return [
-            (ids[position], round(score / 100, 3))
-            for _, score, position in found
-            if not named or backends[position] in named
+            (record_id, round(score, 3)) for score, record_id in ranked if score >= SIMILAR_CUTOFF
         ][:SUGGESTIONS]
 
-    def _live_messages(self) -> tuple[list[str], list[str], list[str | None]]:
+    def live_messages(self) -> tuple[list[str], list[str], list[str | None]]:
+        """The literal words of every record a suggestion may offer, with its id and backend."""
         if self._live is None:
             worded = [
                 (info, words)
@@ -222,6 +232,22 @@ class Changes:
 
 
 # The words that name a backend in a paste.
+def similarity(text: str, message: str) -> float:
+    """How alike a pasted message and a record's words read, 0..1: the word sets' overlap
+    (rapidfuzz's token set ratio, which orders words and forgives values) times the share of
+    words the two have in common of all they hold (Dice). The overlap alone says 1.0 for any
+    record whose few words the paste holds among many others: on 600 pastes drawn from the
+    catalog's own messages, the right record came first for 64% of them by the overlap
+    alone, 87% by both, and of first suggestions scoring 0.9 or more, 39% against 83% were
+    right (``benchmarks/suggestions.py``)."""
+    words, record_words = (set(utils.default_process(each).split()) for each in (text, message))
+    if not words or not record_words:
+        return 0.0
+    shared = 2 * len(words & record_words) / (len(words) + len(record_words))
+    overlap = fuzz.token_set_ratio(text, message, processor=utils.default_process) / 100
+    return overlap * shared
+
+
 _BACKEND_WORDS = {
     "mosaic_gpu": re.compile(r"mosaic[_ ]gpu|\bplgpu\b|\bmgpu\b", re.IGNORECASE),
     "tpu": re.compile(r"\bTPU\b|pallas\.mosaic\.|tpu_custom_call", re.IGNORECASE),

@@ -181,7 +181,13 @@ def test_pad_computes_the_verdict_and_fixes(client: httpx.Client) -> None:
         ("pad shape=7 dtype=int4", "Not enough to compute", "give one of operation"),
         ("pad shape=7 colour=red", "Unknown compute settings", "colour=red"),
         ("pad shape=7 dtype=int4 op=pallas_call", "ValueError", "verified"),
-        ("just some words", "errata knows no error in this paste", "closest known errors"),
+        ("just some words", "errata knows no error in this paste", "Paste the whole traceback"),
+        (
+            "NotImplementedError: Only copies moving a number of bytes divisible by the"
+            " warpgroup size are supported. Got bytes=32 but warpgroup size is 128",
+            "errata knows no error in this paste",
+            "closest known errors",
+        ),
     ],
 )
 def test_mistakes_get_friendly_answers(
