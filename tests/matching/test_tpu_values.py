@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from app.matching.tpu_values import (
@@ -18,7 +16,8 @@ from app.matching.tpu_values import (
     read_tpu_values,
 )
 
-PASTES = Path(__file__).resolve().parents[1] / "fixtures" / "pastes"
+from .catalog import PASTES
+
 MIB = 1 << 20
 REPRO = "/home/user/repro.py"
 
