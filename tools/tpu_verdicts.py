@@ -292,8 +292,15 @@ def pretend_v5e() -> None:
     )
 
 
-def selected(only: list[str], limit: int | None) -> list[Case]:
-    cases = [c for c in grid() if not only or any(word in c["id"] for word in only)]
+def selected(only: list[str], skip: list[str], limit: int | None) -> list[Case]:
+    """The cases whose id holds a word of ``only`` (all, without it) and none of ``skip``: a
+    case that brings the process down is skipped on the next run."""
+    cases = [
+        case
+        for case in grid()
+        if (not only or any(word in case["id"] for word in only))
+        and not any(word in case["id"] for word in skip)
+    ]
     return cases[:limit]
 
 
@@ -319,9 +326,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list the grid and stop")
     parser.add_argument("--cpu-lower", action="store_true", help="lower for TPU on the CPU")
     parser.add_argument("--only", action="append", default=[], help="cases whose id holds this")
+    parser.add_argument("--skip", action="append", default=[], help="not the cases holding this")
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases")
     arguments = parser.parse_args(argv)
-    cases = selected(arguments.only, arguments.limit)
+    cases = selected(arguments.only, arguments.skip, arguments.limit)
     if arguments.dry_run:
         print("\n".join(case["id"] for case in cases))
         print(f"{len(cases)} cases", file=sys.stderr)

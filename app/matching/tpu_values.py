@@ -30,6 +30,7 @@ import re
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from itertools import islice
 
 from app.jaxref.dtypes import parse_dtype
 from app.jaxref.inputs import InputValueError
@@ -230,6 +231,7 @@ _CHIPS = {
     "6litepod": "v6e",
 }
 _CHIP_WORDS = ("tpu", "TPU", "v4", "v5", "v6", "v7")
+MAX_CHIP_NAMES = 64  # names like a chip's read before giving up ("TPU v4x" names none)
 
 
 def find_chip(text: str) -> str | None:
@@ -237,7 +239,7 @@ def find_chip(text: str) -> str | None:
     starts = [at for word in _CHIP_WORDS if (at := text.find(word)) >= 0]
     if not starts:
         return None
-    for hit in _CHIP.finditer(text, max(0, min(starts) - 4)):
+    for hit in islice(_CHIP.finditer(text, max(0, min(starts) - 4)), MAX_CHIP_NAMES):
         name = (hit["kind"] or hit["pod"] or hit["short"]).lower()
         name = re.sub(r"\s", "", name).removeprefix("v")
         chip = _CHIPS.get(name)

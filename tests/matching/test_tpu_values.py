@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.matching.tpu_values import (
+    MAX_CHIP_NAMES,
     MAX_READ,
     KernelSource,
     TpuBlockValues,
@@ -314,6 +315,12 @@ def test_a_bad_lhs_type_with_only_its_own_type() -> None:
 )
 def test_the_chip_a_paste_names(text: str, chip: str) -> None:
     assert find_chip(text) == chip
+
+
+def test_a_chip_is_looked_for_among_the_first_names_like_one() -> None:
+    """A paste of names like a chip's that name none ("TPU v4x") is not searched to its end."""
+    assert find_chip("TPU v4x " * (MAX_CHIP_NAMES - 1) + "on a v6e") == "v6e"
+    assert find_chip("TPU v4x " * MAX_CHIP_NAMES + "on a v6e") is None
 
 
 @pytest.mark.parametrize(
