@@ -252,7 +252,9 @@ def find_chip(text: str) -> str | None:
 
 _BLOCK_WORDS = "has block shape "
 _ARRAY_SHAPE = re.compile(r",\s*array shape \((?P<dims>[\d,\s]{0,200})\)")
-_MEMORY_SPACE = re.compile(r"in memory space (?P<space><[^<>\n]{1,80}>|[\w.]{1,40})")
+_MEMORY_SPACE = re.compile(
+    r"in memory space (?P<space><[^<>\n]{1,80}>|\w{1,40}(?:\.\w{1,40}){0,3})"
+)
 _ORIGIN = re.compile(r"Block spec for (?P<origin>\S{1,80}) ")
 _KERNEL_AT = re.compile(
     r"in pallas_call (?P<kernel>\S{1,200}) at (?P<file>[^\s:]{1,500}):(?P<line>\d+)"

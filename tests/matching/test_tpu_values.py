@@ -74,6 +74,48 @@ def test_an_int8_block_of_4_rows_is_read() -> None:
     )
 
 
+@pytest.mark.parametrize("release", ["0.4.35", "0.6.0"])
+@pytest.mark.parametrize(
+    ("name", "rule", "block", "array", "bits"),
+    [
+        ("block-not-aligned", "tiles-8-128", (100, 100), (256, 256), None),
+        ("int8-block-rows", "tiles-8-128", (4, 256), (64, 256), None),
+        ("rank1-block", "rank-1", (500,), (4000,), 32),
+        ("int4-rank1-block", "rank-1", (512,), (8192,), 4),
+    ],
+)
+def test_the_same_blocks_refused_by_older_releases_are_read_alike(
+    release: str,
+    name: str,
+    rule: str,
+    block: tuple[int, ...],
+    array: tuple[int, ...],
+    bits: int | None,
+) -> None:
+    """Captured with JAX 0.4.35 and 0.6.0: plain integers for the block, the memory space
+    printed as None, and the rank-1 rule's older wording (a multiple of the tiling size)."""
+    [value] = read_tpu_values(paste(f"tpu-{name}-{release}.txt")).values
+    assert isinstance(value, TpuBlockValues)
+    assert (value.rule, value.block_shape, value.array_shape, value.bit_width) == (
+        rule,
+        block,
+        array,
+        bits,
+    )
+    assert value.memory_space == "None"
+    assert value.kernel == KernelSource("copy_kernel", REPRO, 6)
+
+
+def test_a_bfloat16_accumulator_under_0_6_0_is_read_alike() -> None:
+    [value] = read_tpu_values(paste("tpu-matmul-bf16-acc-0.6.0.txt")).values
+    assert isinstance(value, TpuMatmulValues)
+    assert (value.rule, value.acc_dtype, value.kernel) == (
+        "acc-32-bit",
+        "bfloat16",
+        KernelSource("matmul_kernel", REPRO, 7),
+    )
+
+
 OLD_SENTENCE = (
     "ValueError: The Pallas TPU lowering currently requires that the last two dimensions of "
     "your block shape are divisible by 8 and 128 respectively, or be equal to the respective "

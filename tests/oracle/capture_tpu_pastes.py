@@ -1,19 +1,24 @@
 """Capture the tracebacks of Pallas TPU kernels that JAX's own lowering refuses, as pastes.
 
-    python -m tests.oracle.capture_tpu_pastes
+    python -m tests.oracle.capture_tpu_pastes                    # with this JAX (0.10.2)
+    python -m tests.oracle.capture_tpu_pastes --release 0.6.0 block-not-aligned
 
 Each case is a small user script, run in a subprocess with ``JAX_PLATFORMS=cpu``: it lowers
 its kernel for TPU (``jax.jit(f).trace(*avals).lower(lowering_platforms=("tpu",))``) with the
 CPU registered as a TPU v5e, as ``tests/oracle/conftest.py``'s ``cpu_as_tpu`` does, through a
 ``sitecustomize`` module so that the script itself reads as a user's. Its uncaught error, as
 Python prints it, is written to ``tests/fixtures/pastes/tpu-<name>.txt`` behind a header
-saying how it was made. The pastes of what only libtpu checks (E1001, E2002, E2003, the
-matmul dtypes a chip refuses) cannot be made here: they are written by hand from the
-recorded wordings, and their headers say so.
+saying how it was made. With ``--release``, the script runs in a venv of that JAX release
+(``test_releases.release_python``) and the paste is ``tpu-<name>-<release>.txt``.
+
+The pastes of what only libtpu checks (E1001, E2002, E2003, the matmul dtypes a chip
+refuses) cannot be made here: they are written by hand from the recorded wordings, and their
+headers say so.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -23,17 +28,21 @@ from pathlib import Path
 import jax
 
 from .capture_tracebacks import REPO_ROOT, neutral_paths
+from .test_releases import release_python
 
 PASTES = REPO_ROOT / "tests" / "fixtures" / "pastes"
 
 # Registers the CPU as a TPU v5e ("TPU v5 lite"): the rank-1 and tiling checks ask for its
 # sublanes and lanes.
 SITECUSTOMIZE = """\
-from jax._src.pallas.mosaic import tpu_info
+try:
+    from jax._src.pallas.mosaic import tpu_info
 
-tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(
-    tpu_info.ChipVersion.TPU_V5E, 1
-)
+    tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(
+        tpu_info.ChipVersion.TPU_V5E, 1
+    )
+except (ImportError, AttributeError):
+    pass  # releases before tpu_info's registry ask nothing of the chip
 """
 
 _COPY = """\
@@ -119,14 +128,14 @@ CASES: dict[str, tuple[str, str, str]] = {
 }
 
 
-def header(description: str) -> str:
+def header(description: str, release: str) -> str:
     return (
-        f"# {description}: the traceback JAX {jax.__version__} printed lowering it for TPU\n"
+        f"# {description}: the traceback JAX {release} printed lowering it for TPU\n"
         "# on a CPU (captured: python -m tests.oracle.capture_tpu_pastes writes it again).\n"
     )
 
 
-def run_case(script_text: str, work: Path) -> str:
+def run_case(script_text: str, work: Path, python: Path) -> str:
     """The stderr of ``script_text`` run as a user's script, with the CPU as a TPU v5e."""
     site = work / "site"
     site.mkdir(exist_ok=True)
@@ -136,27 +145,36 @@ def run_case(script_text: str, work: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "PYTHONPATH"))}
     env |= {"PYTHONPATH": str(site), "JAX_PLATFORMS": "cpu"}
     completed = subprocess.run(
-        [sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True
+        [str(python), str(script)], cwd=work, env=env, capture_output=True, text=True
     )
     if completed.returncode == 0:
         raise RuntimeError(f"{script_text}\nlowered cleanly; it cannot give a traceback")
     return completed.stderr
 
 
-def capture(name: str, work: Path) -> Path:
+def capture(name: str, work: Path, release: str | None = None) -> Path:
+    """Capture case ``name`` with this JAX, or in a venv of JAX ``release``."""
     description, script_text, error_class = CASES[name]
-    text = run_case(script_text, work)
+    python = Path(sys.executable) if release is None else release_python(release)
+    text = run_case(script_text, work, python)
     if f"{error_class}: " not in text:
         raise RuntimeError(f"{name}: no {error_class} in the traceback:\n{text}")
-    path = PASTES / f"tpu-{name}.txt"
-    path.write_text(header(description) + neutral_paths(text, str(work)))
+    path = PASTES / (f"tpu-{name}.txt" if release is None else f"tpu-{name}-{release}.txt")
+    path.write_text(
+        header(description, release or jax.__version__) + neutral_paths(text, str(work))
+    )
     return path
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help=f"of {', '.join(CASES)} (default: all)")
+    parser.add_argument("--release", help="a JAX release to capture with, in a venv of its own")
+    arguments = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
-        for name in CASES:
-            print(capture(name, Path(os.path.realpath(work))).relative_to(REPO_ROOT))
+        for name in arguments.names or CASES:
+            path = capture(name, Path(os.path.realpath(work)), arguments.release)
+            print(path.relative_to(REPO_ROOT))
     return 0
 
 
