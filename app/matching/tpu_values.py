@@ -41,7 +41,7 @@ from app.matching.values import UserFrame, ValueSource, find_value_sources, user
 MAX_READ = 32  # messages of each kind read: a paste repeats one error a few times, not more
 MESSAGE_CHARS = 2048  # how far after its first word a message's figures may stand
 BEFORE_CHARS = 1536  # how far before "has block shape" the rule's sentence may start
-OPERATION_LINES = 4  # lines after a matmul's words where the printed operation may stand
+OPERATION_LINES = 6  # lines from a matmul's words to the end of the operation printed after them
 MAX_SHAPE_CHARS = 400  # a printed block shape: 8 dimensions of Blocked(block_size=…)
 
 
@@ -512,8 +512,9 @@ _MATMUL_RULES = (
 )
 _VECTOR = re.compile(r"vector<(?P<dims>(?:\d{1,10}x){0,8})(?P<element>[a-zA-Z]\w{0,15})>")
 # The operation Mosaic prints after its words: "… }> : (vector<512x512xbf16>,
-# vector<512x256xbf16>, vector<512x256xbf16>) -> vector<512x256xbf16>".
-_OPERATION = re.compile(r" : \((?P<operands>vector<[^()\n]{1,600})\) -> vector<")
+# vector<512x256xbf16>, vector<512x256xbf16>) -> vector<512x256xbf16>", which a log's line
+# prefix may break across lines (jax#21408: "… vector<128x128xbf16>, \n[rank0]: vector<…").
+_OPERATION = re.compile(r" : \((?P<operands>vector<[^()]{1,600})\) -> vector<")
 _LOCATION = re.compile(r"\"(?P<kernel>\w{1,200})\"\(\"(?P<file>[^\"\n]{1,500})\":(?P<line>\d+)")
 
 
@@ -531,7 +532,10 @@ def _matmuls(text: str, sources: _Sources) -> Iterator[TpuMatmulValues]:
             elif single is not None and (vector := _VECTOR.search(said)) is not None:
                 types = {single: _vector(vector)}
             code = _CODE.search(text, max(line_start, at - 200), at)
+            # Before the words on their line (Mosaic's verifier), or after them ("at
+            # location: loc(…)", jax#23989).
             location = _LOCATION.search(text, max(line_start, at - MESSAGE_CHARS), at)
+            location = location or _LOCATION.search(text, at, end)
             yield TpuMatmulValues(
                 line_number=text.count("\n", 0, at) + 1,
                 rule=rule,

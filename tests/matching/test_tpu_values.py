@@ -333,12 +333,48 @@ def test_an_int8_matmul_a_v4_refuses() -> None:
     assert reading.chip == "v4"
 
 
-def test_a_bad_lhs_type_with_only_its_own_type() -> None:
-    text = "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: Bad lhs type: "
-    text += "vector<8x128xf8E4M3FN>"
+def test_an_unsupported_rhs_type_without_the_operation_gives_the_rhs_alone() -> None:
+    """jax#37367's message as people quote it, the operation after it left out."""
+    text = "INTERNAL: Mosaic failed to compile TPU kernel: E2001: "
+    text += "CompileTimeMosaicUnsupportedRhsType: Unsupported matmul RHS type on target: "
+    text += "vector<128x128xi8>"
     [value] = read_tpu_values(text).values
     assert isinstance(value, TpuMatmulValues)
-    assert (value.rule, value.lhs_dtype, value.rhs_dtype) == ("bad-lhs-type", "float8_e4m3fn", None)
+    assert (value.rule, value.lhs_dtype, value.rhs_dtype, value.rhs_shape) == (
+        "unsupported-rhs-type",
+        None,
+        "int8",
+        (128, 128),
+    )
+
+
+def test_a_bad_lhs_type_whose_operation_a_log_prefix_broke_across_lines() -> None:
+    """jax#21408's operation, its operands wrapped onto a "[rank0]: " line."""
+    [value] = read_tpu_values(paste("tpu-bad-lhs-type-logged.txt")).values
+    assert isinstance(value, TpuMatmulValues)
+    assert (value.rule, value.lhs_dtype, value.rhs_dtype, value.acc_dtype) == (
+        "bad-lhs-type",
+        "bfloat16",
+        "bfloat16",
+        "float32",
+    )
+    assert (value.lhs_shape, value.rhs_shape) == ((512, 128), (128, 128))
+
+
+def test_the_kernels_place_after_the_words() -> None:
+    """jax#23989: libtpu's "at location: loc(…)" after the message names the kernel."""
+    text = (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Unsupported input "
+        'data type in matrix multiplication.\n\nat location: loc("/dot_general"(callsite('
+        '"_splash_attention"("/pkgs/splash_attention_kernel.py":2277:0) at callsite('
+        '"__call__"("/pkgs/splash_attention_kernel.py":2312:0))))\n'
+    )
+    [value] = read_tpu_values(text).values
+    assert isinstance(value, TpuMatmulValues)
+    assert value.rule == "unsupported-input-type"
+    assert value.kernel == KernelSource(
+        "_splash_attention", "/pkgs/splash_attention_kernel.py", 2277
+    )
 
 
 @pytest.mark.parametrize(
