@@ -152,18 +152,18 @@ def run_case(script_text: str, work: Path, python: Path) -> str:
     return completed.stderr
 
 
-def capture(name: str, work: Path, release: str | None = None) -> Path:
-    """Capture case ``name`` with this JAX, or in a venv of JAX ``release``."""
+def paste_path(name: str, release: str | None = None) -> Path:
+    return PASTES / (f"tpu-{name}.txt" if release is None else f"tpu-{name}-{release}.txt")
+
+
+def captured(name: str, work: Path, release: str | None = None) -> str:
+    """The paste of case ``name``, its header first, lowered with this JAX or ``release``."""
     description, script_text, error_class = CASES[name]
     python = Path(sys.executable) if release is None else release_python(release)
     text = run_case(script_text, work, python)
     if f"{error_class}: " not in text:
         raise RuntimeError(f"{name}: no {error_class} in the traceback:\n{text}")
-    path = PASTES / (f"tpu-{name}.txt" if release is None else f"tpu-{name}-{release}.txt")
-    path.write_text(
-        header(description, release or jax.__version__) + neutral_paths(text, str(work))
-    )
-    return path
+    return header(description, release or jax.__version__) + neutral_paths(text, str(work))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     arguments = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         for name in arguments.names or CASES:
-            path = capture(name, Path(os.path.realpath(work)), arguments.release)
+            path = paste_path(name, arguments.release)
+            path.write_text(captured(name, Path(os.path.realpath(work)), arguments.release))
             print(path.relative_to(REPO_ROOT))
     return 0
 

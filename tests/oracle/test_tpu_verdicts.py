@@ -1,4 +1,5 @@
-"""The TPU verdict script, run here in its CPU mode, and the loader of what it records."""
+"""The TPU verdict script, run here in its CPU mode, the loader of what it records, and the
+TPU pastes captured from JAX."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 
 from app.matching.tpu_values import TpuBlockValues, TpuMatmulValues, read_tpu_values
 
+from .capture_tpu_pastes import CASES as CAPTURED
+from .capture_tpu_pastes import captured, paste_path
 from .capture_tracebacks import REPO_ROOT
 from .tpu_verdicts import VERDICTS, RecordedVerdict, read_verdicts, recorded_verdicts
 
@@ -114,3 +117,9 @@ def test_the_committed_verdicts_keep_to_the_schema() -> None:
     """None is recorded until a TPU is available: data/tpu-verdicts/README.md."""
     for verdict in recorded_verdicts(VERDICTS):
         assert verdict.run.mode == "tpu" and verdict.id
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURED))
+def test_each_captured_paste_is_what_jax_prints_today(name: str, tmp_path: Path) -> None:
+    """The TPU pastes said to be captured from JAX 0.10.2 are, word for word."""
+    assert captured(name, tmp_path) == paste_path(name).read_text()
