@@ -42,6 +42,7 @@ MAX_READ = 32  # messages of each kind read: a paste repeats one error a few tim
 MESSAGE_CHARS = 2048  # how far after its first word a message's figures may stand
 BEFORE_CHARS = 1536  # how far before "has block shape" the rule's sentence may start
 OPERATION_LINES = 6  # lines from a matmul's words to the end of the operation printed after them
+MAX_CODE_LINES = 20_000  # lines read for the code that states an array's dtype
 MAX_SHAPE_CHARS = 400  # a printed block shape: 8 dimensions of Blocked(block_size=…)
 
 
@@ -202,9 +203,6 @@ class _Sources:
             if source.shape == shape or (trailing and source.shape[-len(shape) :] == shape)
         }
         return dtypes.pop() if len(dtypes) == 1 else None
-
-
-MAX_CODE_LINES = 20_000  # lines read for the code that states an array's dtype
 
 
 # --- the chip ---------------------------------------------------------------------------
