@@ -60,9 +60,10 @@ docs: $(VENV)/.docs
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app
+	$(BIN)/mypy app tools
 	$(BIN)/lint-imports
 	$(BIN)/python .ci/limits.py app
+	$(BIN)/python .ci/limits.py tools
 
 clean:
 	rm -rf $(VENV) var site .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -68,10 +68,10 @@ _RET_CHECK = re.compile(
 # E2002's details, on its line or the next ones: "Operand of shape (..., 16, 256) has tiling
 # (16, 128), but its block shape (..., 8, 256) is not divisible by tiling evenly nor matches
 # the full shape" (sgl-project/sglang-jax#1546).
-_MISALIGNED = re.compile(
-    r"Operand of shape \((?:\.\.\.,\s*)?(?P<shape>\d+(?:,\s*\d+)*)\)\s+has tiling "
-    r"\((?P<tiling>\d+,\s*\d+)\),\s+but its block shape "
-    r"\((?:\.\.\.,\s*)?(?P<block>\d+(?:,\s*\d+)*)\)"
+MISALIGNED_BLOCK = re.compile(
+    r"Operand of shape \((?P<elided>\.\.\.,\s*)?(?P<shape>\d+(?:,\s*\d+){0,7})\)\s+"
+    r"has tiling \((?P<tiling>\d+,\s*\d+)\),\s+but its block shape "
+    r"\((?:\.\.\.,\s*)?(?P<block>\d+(?:,\s*\d+){0,7})\)"
 )
 
 
@@ -79,7 +79,7 @@ def misaligned_block(details: str) -> str | None:
     """What E2002's block could be instead, from the figures it prints: each of its last two
     dimensions that is neither a multiple of the tiling nor the array's whole dimension, and
     the multiples nearest it that fit, or the whole dimension."""
-    found = _MISALIGNED.search(details)
+    found = MISALIGNED_BLOCK.search(details)
     if found is None:
         return None
     shape, tiling, block = (

@@ -164,6 +164,19 @@ def budget_hints(text: str) -> BudgetHints:
     )
 
 
+MAX_BLOCK_SPECS = 64  # BlockSpecs read: a kernel has a few operands, not hundreds
+
+
+def block_specs(text: str) -> list[tuple[int, ...]]:
+    """The block shape of each ``BlockSpec((…), …)`` the paste writes, in order."""
+    blocks = []
+    for found in _BLOCK.finditer(text):
+        blocks.append(tuple(int(d) for d in found[1].split(",")))
+        if len(blocks) == MAX_BLOCK_SPECS:
+            break
+    return blocks
+
+
 def _first_dtype(text: str) -> DType | None:
     for hit in _DTYPE.finditer(text):
         try:
