@@ -234,6 +234,18 @@ def run(
 
 
 @command(cli)
+def mcp() -> None:
+    """Serve errata's tools to a coding agent: the Model Context Protocol over stdio.
+
+    Tools: explain_error, compute_fix, get_record, search_records. Answers are made here, from
+    the snapshot errata match reads and the database errata show reads; no server is needed.
+    """
+    from app.agents.mcp_server import serve
+
+    serve()
+
+
+@command(cli)
 def compute(
     operation: Annotated[str, typer.Option(help="The construct, e.g. copy_gmem_to_smem.")],
     shape: Annotated[str, typer.Option(help="The block's shape: 7, (8, 128), [8,128].")],
