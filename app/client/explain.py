@@ -14,13 +14,13 @@ import json
 import os
 import threading
 import traceback
-import urllib.error
-import urllib.request
 from typing import TYPE_CHECKING, Any
 
 from app.errors import ProblemError, ServiceUnavailable
 
 if TYPE_CHECKING:
+    from urllib.error import HTTPError
+
     from app.answers.answer import MatchAnswer
     from app.answers.snapshot import Prepared
 
@@ -30,6 +30,8 @@ SERVER_VARIABLE = "ERRATA_URL"
 SERVER_TIMEOUT_S = 10.0
 _warming = threading.Lock()
 _kept: list[Prepared] = []  # what ``_prepared`` read, once read
+# What the warm-up answers: an error line, so the reader's every stage runs once.
+WARM_UP_LINE = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
 
 
 class ServerProblem(ProblemError):
@@ -57,12 +59,13 @@ def explain(
 
 
 def warm_up() -> None:
-    """Import what answering needs and read the snapshot, so the first answer is fast; for a
-    thread started when a notebook loads the extension. Failures are the first answer's."""
+    """Read the snapshot and answer one line, so that the modules and caches the first
+    answer needs are ready; for a thread started when a notebook loads the extension.
+    Failures are the first answer's to say."""
     if os.environ.get(SERVER_VARIABLE):
         return
     try:
-        _prepared()
+        explain(WARM_UP_LINE)
     except Exception:  # said, if it lasts, by the first explanation
         return
 
@@ -84,6 +87,9 @@ def traceback_text(error: BaseException) -> str:
 
 
 def _fetched(server: str, text: str, jax_version: str | None) -> MatchAnswer:
+    import urllib.error
+    import urllib.request
+
     from app.answers.answer import MatchAnswer
 
     body = json.dumps({"text": text, "jaxVersion": jax_version}).encode()
@@ -103,7 +109,7 @@ def _fetched(server: str, text: str, jax_version: str | None) -> MatchAnswer:
         raise ServiceUnavailable(f"cannot reach {server}: {reason}") from None
 
 
-def _problem(exc: urllib.error.HTTPError) -> dict[str, Any]:
+def _problem(exc: HTTPError) -> dict[str, Any]:
     """The server's problem detail; its status and reason where the body is not one."""
     try:
         problem = json.loads(exc.read())

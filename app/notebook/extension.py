@@ -18,7 +18,6 @@ from types import TracebackType
 from typing import Any
 
 from app.client.explain import explain, warm_up
-from app.notebook.explanation import explanation_html, explanation_text, known
 
 _EVENT = "post_run_cell"
 
@@ -55,6 +54,8 @@ def _explain_cell(result: Any) -> None:
         return
     from IPython.display import display
 
+    from app.notebook.explanation import explanation_html, explanation_text
+
     bundle = {"text/plain": explanation_text(answers), "text/html": explanation_html(answers)}
     display(bundle, raw=True)  # type: ignore[no-untyped-call]
 
@@ -65,6 +66,8 @@ def _chained(previous: Any) -> Any:
         if isinstance(error, Exception):
             answers = _explained(error)
             if answers is not None:
+                from app.notebook.explanation import explanation_text
+
                 sys.stderr.write(explanation_text(answers))
 
     hook.explains = True  # type: ignore[attr-defined]
@@ -75,6 +78,8 @@ def _explained(error: Exception) -> list[Any] | None:
     """The answers to show for ``error``; None, once a line has said why, when there are
     none (errata knows no such error) or explaining failed."""
     try:
+        from app.notebook.explanation import known
+
         answers = known(explain(error))
     except Exception as exc:  # whatever failed, the user's own error matters more
         why = getattr(exc, "detail", None) or repr(exc)  # a ProblemError's detail says it
