@@ -60,7 +60,7 @@ docs: $(VENV)/.docs
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app
+	$(BIN)/mypy app errata
 	$(BIN)/lint-imports
 	$(BIN)/python .ci/limits.py app
 
