@@ -215,36 +215,6 @@ def match(
         raise typer.Exit(code=1)
 
 
-@command(
-    cli,
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
-)
-def run(
-    command: Annotated[list[str], typer.Argument(help="The command and its arguments.")],
-) -> None:
-    """Run a command, and explain the error it fails with: errata run -- python train.py
-
-    Its output is passed through unchanged. When it fails, what errata knows of the error in
-    its output follows on stderr, from the snapshot errata match reads, or from the server
-    ERRATA_URL names. The exit code is the command's.
-    """
-    from app.cli.running import run_command
-
-    raise typer.Exit(code=run_command(command))
-
-
-@command(cli)
-def mcp() -> None:
-    """Serve errata's tools to a coding agent: the Model Context Protocol over stdio.
-
-    Tools: explain_error, compute_fix, get_record, search_records. Answers are made here, from
-    the snapshot errata match reads and the database errata show reads; no server is needed.
-    """
-    from app.agents.mcp_server import serve
-
-    serve()
-
-
 @command(cli)
 def compute(
     operation: Annotated[str, typer.Option(help="The construct, e.g. copy_gmem_to_smem.")],
@@ -301,6 +271,36 @@ def compute(
         print_card(compute_answer(answer, COMMANDS))
     if not all(each.ok for each in answer.checkedIn):
         raise typer.Exit(code=1)
+
+
+@command(
+    cli,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+def run(
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments.")],
+) -> None:
+    """Run a command, and explain the error it fails with: errata run -- python train.py
+
+    Its output is passed through unchanged. When it fails, what errata knows of the error in
+    its output follows on stderr, from the snapshot errata match reads, or from the server
+    ERRATA_URL names. The exit code is the command's.
+    """
+    from app.cli.running import run_command
+
+    raise typer.Exit(code=run_command(command))
+
+
+@command(cli)
+def mcp() -> None:
+    """Serve errata's tools to a coding agent: the Model Context Protocol over stdio.
+
+    Tools: explain_error, compute_fix, get_record, search_records. Answers are made here, from
+    the snapshot errata match reads and the database errata show reads; no server is needed.
+    """
+    from app.agents.mcp_server import serve
+
+    serve()
 
 
 def main() -> None:
