@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +13,7 @@ import pytest
 
 import errata
 from app.client.explain import ServerProblem
+from app.config import REPO_ROOT
 from app.errors import ServiceUnavailable
 from tests.conftest import LiveServer, start_server, stop_server
 from tests.oracle.jax_kernels import lower, user_facing_error
@@ -71,3 +76,17 @@ def test_a_refused_paste_is_the_servers_problem(server: LiveServer) -> None:
 def test_an_unreachable_server_is_said(offline: Path) -> None:
     with pytest.raises(ServiceUnavailable, match=r"cannot reach http://127\.0\.0\.1:9"):
         errata.explain("ValueError: x", url="http://127.0.0.1:9")
+
+
+def test_importing_errata_loads_none_of_it() -> None:
+    """``import errata`` at a notebook's top costs nothing: the reader, the catalog and the
+    extension are imported when first used."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import errata, sys; print(sorted(sys.modules))"],
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        check=True,
+    )
+    modules = ast.literal_eval(loaded.stdout.decode())
+    assert "errata" in modules
+    assert not [name for name in modules if name.startswith(("app", "pydantic", "IPython"))]

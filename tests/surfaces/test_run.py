@@ -3,6 +3,7 @@ for byte with what the command wrote."""
 
 from __future__ import annotations
 
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -78,3 +79,27 @@ def test_a_signal_and_a_missing_command_are_a_shells_codes(
     missing = errata_run(offline_env, str(tmp_path / "no-such-command"))
     assert missing.returncode == 127
     assert missing.stderr.decode().startswith("errata: cannot run ")
+
+
+def test_output_passes_through_as_it_comes(offline_env: dict[str, str]) -> None:
+    """A line the command wrote is read through errata before the command ends: it waits for
+    its standard input, which is closed only once the line is read."""
+    waiting = "import sys; print('ready', flush=True); sys.stdin.read(); print('done')"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "run", "--", sys.executable, "-c", waiting],
+        env=process_env(offline_env),
+        cwd=REPO_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    try:
+        readable, _, _ = select.select([process.stdout], [], [], 60)
+        assert readable, "the command's line did not come through while it ran"
+        assert process.stdout.readline() == b"ready\n"  # the command is still running
+        process.stdin.close()
+        assert process.stdout.read() == b"done\n"
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
