@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -29,6 +29,9 @@ from app.answers.links import COMMANDS, Links
 from app.errors import InvalidInput, ProblemError, field_errors, fields_detail
 from app.records.schema import RecordPage
 from app.rendering.markdown import code_span, escape, markdown
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session, sessionmaker
 
 # Records a search returns: the API's page size default; an agent reads the first few.
 SEARCH_LIMIT = 10
@@ -219,7 +222,7 @@ def _links() -> Links:
 
 
 @cache
-def _sessions() -> Any:
+def _sessions() -> sessionmaker[Session]:
     """The database's session factory, prepared once (a fresh one gets the seeds)."""
     from app.answers.offline import prepared_database
     from app.config import load_settings

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections import deque
 from typing import BinaryIO
@@ -79,8 +80,7 @@ def run_command(command: list[str]) -> int:
 
 
 def _outputs() -> tuple[BinaryIO, BinaryIO]:
-    import sys
-
+    """Where the command's standard output and error go: errata's own, as bytes."""
     return sys.stdout.buffer, sys.stderr.buffer
 
 
