@@ -22,6 +22,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /srv/errata
 COPY pyproject.toml README.md ./
 COPY app ./app
+COPY errata ./errata
 RUN pip install .
 COPY migrations ./migrations
 COPY data ./data

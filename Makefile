@@ -60,7 +60,7 @@ docs: $(VENV)/.docs
 lint: $(VENV)/.test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy app tools
+	$(BIN)/mypy app errata tools
 	$(BIN)/lint-imports
 	$(BIN)/python .ci/limits.py app
 	$(BIN)/python .ci/limits.py tools

@@ -32,7 +32,7 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from rapidfuzz import fuzz, process, utils
 
 from app.answers.catalog import SIMILAR_SHORTLIST, similarity
-from app.cli.loading import prepared
+from app.answers.offline import prepared
 
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _VALUES = ("(3, 5)", "7", "float32", "x_ref", "128", "int4[8,128]")

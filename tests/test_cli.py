@@ -528,7 +528,7 @@ def test_help_lists_the_users_commands_first_and_the_maintainers_under_admin(err
     shown = errata("--help", COLUMNS="100").stdout
     users, maintainers = shown.split("Maintainer commands")
     named = re.findall(r"^│ (\w[\w-]*) ", users, re.M)
-    assert named[-5:] == ["serve", "import", "show", "match", "compute"]
+    assert named[-7:] == ["serve", "import", "show", "match", "compute", "run", "mcp"]
     assert re.findall(r"^│ (\w[\w-]*) ", maintainers, re.M) == ["admin"]
     assert "mine" not in shown
     admin = errata("admin", "--help", COLUMNS="100").stdout

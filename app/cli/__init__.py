@@ -2,7 +2,7 @@
 
 The user's commands come first; the maintainers' (mining, migrations) are ``errata admin``.
 Each command imports what it needs when it runs: ``match`` and ``compute`` answer from a
-snapshot of what answering needs (``loading``) and load neither the settings, the database
+snapshot of what answering needs (``answers.offline``) and load neither the settings, the database
 code, the web stack nor the migrations, which cost most of their time. Problems go to stderr
 as one line. Exit codes: 0 done, 1 nothing matched / the block fails a check / a record an
 import refused, 2 a usage error (input that cannot be read as text, a value the service
@@ -19,10 +19,10 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
+from app.answers.links import COMMANDS
+from app.answers.offline import database, prepared, prepared_database
 from app.cli.admin import admin_cli
-from app.cli.loading import database, prepared, prepared_database
 from app.cli.printing import (
-    COMMANDS,
     FIXES_SHOWN,
     command,
     err,
@@ -193,12 +193,9 @@ def match(
     JAX's source, a compiler's message, a memory report: exit 1 when the answer names none of
     them. Input that is not UTF-8 text (binary data, NUL bytes) is a usage error, exit 2.
     """
-    from app.answers.answer import MatchAnswer
-    from app.answers.cards import match_answers
     from app.answers.compute import checked_jax_version
-    from app.answers.match import MatchService
+    from app.answers.offline import match_here
     from app.errors import ProblemError
-    from app.schemas.match import MatchRequest
 
     try:
         checked_jax_version(jax_version, "--jax-version", modelled=False)
@@ -206,17 +203,14 @@ def match(
         usage_error(exc.detail)
     text = read_paste(source)
     try:
-        ready = prepared()
-        service = MatchService(ready.catalog, frames=ready.frames)
-        answer = service.match(MatchRequest(text=text or " ", jaxVersion=jax_version))
+        # Its answers' links are the commands that show the same.
+        answer = match_here(prepared(), text, jax_version, COMMANDS)
     except ProblemError as exc:
         usage_error(exc.detail)
-    answers = match_answers(answer, ready.catalog.records, COMMANDS)
-    if as_json:  # the API's answer, its answers' links as the commands that show the same
-        answered = MatchAnswer.model_construct(**dict(answer), answers=answers)
-        typer.echo(answered.model_dump_json(indent=2))
+    if as_json:
+        typer.echo(answer.model_dump_json(indent=2))
     else:
-        print_cards(answers, max_fixes=FIXES_SHOWN)
+        print_cards(answer.answers, max_fixes=FIXES_SHOWN)
     if not (answer.matches or answer.compilerMessages or answer.memory or answer.raisePoints):
         raise typer.Exit(code=1)
 
@@ -277,6 +271,36 @@ def compute(
         print_card(compute_answer(answer, COMMANDS))
     if not all(each.ok for each in answer.checkedIn):
         raise typer.Exit(code=1)
+
+
+@command(
+    cli,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+def run(
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments.")],
+) -> None:
+    """Run a command, and explain the error it fails with: errata run -- python train.py
+
+    Its output is passed through unchanged. When it fails, what errata knows of the error in
+    its output follows on stderr, from the snapshot errata match reads, or from the server
+    ERRATA_URL names. The exit code is the command's.
+    """
+    from app.cli.running import run_command
+
+    raise typer.Exit(code=run_command(command))
+
+
+@command(cli)
+def mcp() -> None:
+    """Serve errata's tools to a coding agent: the Model Context Protocol over stdio.
+
+    Tools: explain_error, compute_fix, get_record, search_records. Answers are made here, from
+    the snapshot errata match reads and the database errata show reads; no server is needed.
+    """
+    from app.agents.mcp_server import serve
+
+    serve()
 
 
 def main() -> None:

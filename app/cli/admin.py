@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 
-from app.cli.loading import database
+from app.answers.offline import database
 from app.cli.printing import command, err, usage_error
 from app.knowledge.sources import DEFAULT_WHEELS
 

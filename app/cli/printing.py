@@ -6,7 +6,6 @@ Output is coloured on a terminal and plain when piped (rich decides).
 from __future__ import annotations
 
 import inspect
-import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -14,8 +13,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
-
-from app.answers.links import Links
 
 if TYPE_CHECKING:
     from app.answers.answer import Answer
@@ -26,36 +23,6 @@ out = Console(soft_wrap=True, highlight=False, markup=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False)
 USAGE_ERROR = 2  # the exit code of input errata cannot take
 FIXES_SHOWN = 3  # a match's fixes printed; its All fixes command lists every one
-# The compute request's fields, as ``errata compute`` names its options.
-_COMPUTE_OPTIONS = {
-    "operation": "operation",
-    "shape": "shape",
-    "dtype": "dtype",
-    "targetDtype": "target-dtype",
-    "jaxVersion": "jax-version",
-    "alsoJaxVersions": "also-in",
-    "loweringSemantics": "lowering-semantics",
-}
-
-
-class _Commands(Links):
-    """Where a card's links lead, as the commands that print the same in a terminal: a
-    record's page is ``errata show``, the compute page's verdict (every fix) is
-    ``errata compute`` with the same values; a link out of errata (JAX's source) stays."""
-
-    def record(self, key: str) -> str:
-        return f"errata show {shlex.quote(key)}"
-
-    def compute(self, **fields: object) -> str:
-        options = [
-            f"--{_COMPUTE_OPTIONS[name]} {shlex.quote(str(value))}"
-            for name, value in fields.items()
-            if value is not None
-        ]
-        return " ".join(["errata compute", *options])
-
-
-COMMANDS = _Commands(base="")
 
 
 def command[F: Callable[..., Any]](
@@ -84,54 +51,56 @@ def usage_error(message: str) -> NoReturn:
     raise typer.Exit(code=USAGE_ERROR)
 
 
-def print_cards(answers: list[Answer], max_fixes: int | None = None) -> None:
+def print_cards(
+    answers: list[Answer], max_fixes: int | None = None, console: Console = out
+) -> None:
     """Answers one after the other, a rule between two."""
     for number, answer in enumerate(answers):
         if number:
-            out.print()
-            out.rule(style="dim")
-            out.print()
-        print_card(answer, max_fixes)
+            console.print()
+            console.rule(style="dim")
+            console.print()
+        print_card(answer, max_fixes, console)
 
 
-def print_card(answer: Answer, max_fixes: int | None = None) -> None:
+def print_card(answer: Answer, max_fixes: int | None = None, console: Console = out) -> None:
     """An answer as prose for a terminal: what ``rustc --explain`` is to rustc's errors. The
     headline, Do this and at most ``max_fixes`` steps (every one when None), then the
-    details."""
+    details; on standard output unless ``console`` says otherwise."""
     from app.answers.cards import hidden_steps_note, step_heading
 
-    out.print(Text(answer.headline, style="bold"))
+    console.print(Text(answer.headline, style="bold"))
     steps = answer.steps if max_fixes is None else answer.steps[:max_fixes]
     for index, step in enumerate(steps):
-        out.print(Text.assemble("\n", (step_heading(answer, index), "bold green")))
+        console.print(Text.assemble("\n", (step_heading(answer, index), "bold green")))
         if step.note:
-            out.print(Text(step.note, style="dim"))
+            console.print(Text(step.note, style="dim"))
         if step.diff:
-            out.print(_diff_text(step.diff))
+            console.print(_diff_text(step.diff))
         for snippet in step.snippets:
             if snippet.label:
-                out.print(Text(f"{snippet.label}:", style="dim"))
-            out.print(Text(_indent(snippet.code), style="cyan"))
+                console.print(Text(f"{snippet.label}:", style="dim"))
+            console.print(Text(_indent(snippet.code), style="cyan"))
     hidden = hidden_steps_note(answer, len(steps))
     if hidden:
-        out.print(Text("\n" + hidden, style="dim"))
+        console.print(Text("\n" + hidden, style="dim"))
     if answer.facts:
-        out.print()
-        out.print(
+        console.print()
+        console.print(
             Text(" · ").join(
                 Text.assemble((f"{fact.label}:", "dim"), " ", fact.value) for fact in answer.facts
             )
         )
     for quote in answer.quotes:
-        out.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
+        console.print(Text.assemble("\n", (f"{quote.label}: ", "bold"), (quote.text, "cyan")))
         if quote.note:
-            out.print(Text("  " + quote.note))
+            console.print(Text("  " + quote.note))
     for paragraph in answer.notes:
-        out.print(Text("\n" + paragraph))
+        console.print(Text("\n" + paragraph))
     if answer.links:
-        out.print()
+        console.print()
     for link in answer.links:
-        out.print(Text.assemble(link.label, (" → ", "dim"), (link.url, "cyan")))
+        console.print(Text.assemble(link.label, (" → ", "dim"), (link.url, "cyan")))
 
 
 def _diff_text(diff: str) -> Text:

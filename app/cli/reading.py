@@ -14,28 +14,31 @@ from pathlib import Path
 from typing import BinaryIO
 
 from app.cli.printing import usage_error
-from app.matching import MAX_PASTE_BYTES, UnreadablePaste, paste_text
 
 STANDARD_INPUT = "-"
-# The service refuses a paste over MAX_PASTE_BYTES of text. Line breaks are read as Python's
-# text mode reads them, \r\n as \n, so a file twice that long may still fit; past it, no more
-# is read (``errata match /dev/zero`` ends).
-MAX_READ_BYTES = 2 * MAX_PASTE_BYTES
+# Pastes' worth of bytes read at most. The service refuses a paste over MAX_PASTE_BYTES of
+# text. Line breaks are read as Python's text mode reads them, \r\n as \n, so a file twice
+# that long may still fit; past it, no more is read (``errata match /dev/zero`` ends).
+PASTES_READ = 2
 
 
 def read_paste(source: str) -> str:
-    """The paste in the file ``source`` (``-``: standard input), as text."""
+    """The paste in the file ``source`` (``-``: standard input), as text. The reader is
+    imported here: the commands that read no paste (``errata run``) start without it."""
+    from app.matching import MAX_PASTE_BYTES, UnreadablePaste, paste_text
+
+    most = PASTES_READ * MAX_PASTE_BYTES
     name = "standard input" if source == STANDARD_INPUT else source
     try:
         if source == STANDARD_INPUT:
-            data = _read_at_most(sys.stdin.buffer, MAX_READ_BYTES + 1)
+            data = _read_at_most(sys.stdin.buffer, most + 1)
         else:
             with open(source, "rb") as stream:
-                data = _read_at_most(stream, MAX_READ_BYTES + 1)
+                data = _read_at_most(stream, most + 1)
     except OSError as exc:
         usage_error(f"cannot read {source}: {exc.strerror or exc}")
-    if len(data) > MAX_READ_BYTES:
-        usage_error(f"{name}: over {MAX_READ_BYTES} bytes; a paste may be {MAX_PASTE_BYTES}")
+    if len(data) > most:
+        usage_error(f"{name}: over {most} bytes; a paste may be {MAX_PASTE_BYTES}")
     try:
         text = paste_text(data)
     except UnreadablePaste as exc:

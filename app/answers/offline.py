@@ -1,4 +1,6 @@
-"""What the commands read: the database, and what answering needs, from its snapshot.
+"""Answering on this machine, without a server: the database, and what answering needs, from
+its snapshot. ``errata match``, ``errata run``, ``errata.explain`` and the notebook extension
+answer here.
 
 ``match`` and ``compute`` take the catalog, the frame index and the compiler records from
 a snapshot (``answers.snapshot``) while the database and errata's files stand as they were
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session, sessionmaker
 
+    from app.answers.answer import MatchAnswer
+    from app.answers.links import Links
     from app.answers.snapshot import Prepared
     from app.config import Settings
 
@@ -91,3 +95,17 @@ def _built(path: Path) -> Prepared:
     if file is not None and source_state(files) == sources:
         write_snapshot(path, built, files, sources)
     return built
+
+
+def match_here(ready: Prepared, text: str, jax_version: str | None, links: Links) -> MatchAnswer:
+    """A paste's match and its answers, as ``POST /api/match`` answers them, from what
+    ``prepared`` read; a ``ProblemError`` for input the service refuses."""
+    from app.answers.answer import MatchAnswer
+    from app.answers.cards import match_answers
+    from app.answers.match import MatchService
+    from app.schemas.match import MatchRequest
+
+    service = MatchService(ready.catalog, frames=ready.frames)
+    answer = service.match(MatchRequest(text=text or " ", jaxVersion=jax_version))
+    answers = match_answers(answer, ready.catalog.records, links)
+    return MatchAnswer.model_construct(**dict(answer), answers=answers)

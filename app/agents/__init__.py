@@ -1,0 +1,1 @@
+"""errata for coding agents: ``errata mcp``, the Model Context Protocol over stdio."""

@@ -1,0 +1,3 @@
+"""``errata.explain``: an exception or a traceback's text answered, in this process or by a
+server (``ERRATA_URL``). The surfaces above (``errata run``, the notebook extension, the MCP
+server) explain through it."""

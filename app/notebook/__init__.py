@@ -1,0 +1,1 @@
+"""errata in IPython and Jupyter: ``%load_ext errata`` and ``errata.install()``."""
