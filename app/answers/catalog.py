@@ -29,7 +29,9 @@ SUGGESTIONS = 3
 # sets' overlap is cheap over the whole catalog but says 1.0 for any record whose few words
 # the query happens to hold; the closer reading ranks these few.
 SIMILAR_SHORTLIST = 30
-# The least score a suggestion keeps: below it, records share a word or two by chance.
+# The least score a suggestion keeps: below it, records share a word or two by chance. On
+# benchmarks/suggestions.py's drifted messages every right record first scored above it; an
+# unrelated message ("Can only transfer whole pixels to the GPU canvas") scores 0.27.
 SIMILAR_CUTOFF = 0.3
 # The longest message of a live record is about 500 characters; a query's words past this many
 # cannot make it read more like one, and rapidfuzz holds the GIL for time that grows with
