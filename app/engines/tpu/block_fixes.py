@@ -124,11 +124,12 @@ def _index_map(block: BlockShape) -> str:
     return f"lambda {arguments}: {rendered}"
 
 
-def code_line(case: BlockCase, block: BlockShape) -> str:
-    """The pallas_call arguments that give ``block``: its grid and its BlockSpec."""
+def code_line(case: BlockCase, block: BlockShape, specs: str = "in_specs") -> str:
+    """The pallas_call arguments that give ``block``: its grid and its BlockSpec (among
+    ``in_specs`` or ``out_specs``)."""
     grid = block_grid(case, block)
     rendered = f"({grid[0]},)" if len(grid) == 1 else f"({', '.join(map(str, grid))})"
-    return f"grid={rendered}, in_specs=[pl.BlockSpec({_render_block(block)}, {_index_map(block)})]"
+    return f"grid={rendered}, {specs}=[pl.BlockSpec({_render_block(block)}, {_index_map(block)})]"
 
 
 def validation(case: BlockCase, block: BlockShape) -> str:
