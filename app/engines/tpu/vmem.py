@@ -13,19 +13,23 @@ and passes every block check.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 
-from app.engines.verdicts import CodeChange, Fix
+from app.engines.verdicts import CodeChange, Fix, Violation
 from app.jaxref.dtypes import DType, parse_dtype
+from app.jaxref.files import DATA_DIR
 from app.jaxref.inputs import InputValueError
 from app.jaxref.shapes import Dims, validate_dims
 
 from .block_fixes import DIVISOR_STEPS, code_line
-from .blocks import BlockCase, check_case, resolve_block, validate_block_shape
+from .blocks import BlockCase, check_case, resolve_block, validate_block_shape, wording_for
 from .chips import Chip, check_tpu_dtype, get_chip, padded_bytes, sublane_tiling
 
+MESSAGES_FILE = DATA_DIR / "tpu-libtpu-messages.json"
 ROLES = ("input", "output", "scratch")
 PIPELINE_BUFFERS = 2  # a pallas_call's default: double-buffered
 MAX_BUFFER_COUNT = 16  # pl.Buffered(n) beyond this is a typo, not a pipeline
@@ -60,6 +64,7 @@ class VmemEntry:
 @dataclass(frozen=True)
 class VmemBudget:
     chip: str
+    jax_version: str
     entries: tuple[VmemEntry, ...]
     total_bytes: int
     limit_bytes: int
@@ -76,10 +81,48 @@ class VmemBudget:
         return self.over_bytes == 0
 
     @property
+    def violations(self) -> tuple[Violation, ...]:
+        """What the compiler says: over physical VMEM, or over the scoped limit."""
+        if self.fits:
+            return ()
+        over_physical = self.total_bytes > self.physical_bytes
+        rule_id = "TPU-VMEM-PHYSICAL" if over_physical else "TPU-VMEM-SCOPED"
+        rule = _messages()[rule_id]
+        values = {
+            "size": _mib(self.total_bytes),
+            "limit": _mib(self.limit_bytes),
+            "over": _mib(self.over_bytes),
+            "total_bytes": self.total_bytes,
+            "limit_bytes": self.limit_bytes,
+            "physical_bytes": self.physical_bytes,
+            "chip": self.chip,
+            "limit_source": "the chip's default" if self.limit_is_default else "vmem_limit_bytes",
+        }
+        return (
+            Violation(
+                rule_id,
+                rule["errorClass"],
+                rule["message"].format(**values),
+                rule["explanation"].format(**values),
+            ),
+        )
+
+    @property
     def needed_limit_bytes(self) -> int | None:
         """The vmem_limit_bytes that would do (whole MiB), if physical VMEM allows it."""
         needed = -(-self.total_bytes // MIB) * MIB
         return needed if needed <= self.physical_bytes else None
+
+
+@cache
+def _messages() -> dict[str, dict[str, str]]:
+    rules: dict[str, dict[str, str]] = json.loads(MESSAGES_FILE.read_text())["rules"]
+    return rules
+
+
+def _mib(size: int) -> str:
+    """A size as libtpu prints it: ``8.00M``."""
+    return f"{size / MIB:.2f}M"
 
 
 def _entry(index: int, block: VmemBlock, chip: Chip, jax_version: str | None) -> VmemEntry:
@@ -90,8 +133,9 @@ def _entry(index: int, block: VmemBlock, chip: Chip, jax_version: str | None) ->
     count = default if block.buffer_count is None else block.buffer_count
     if not 1 <= count <= MAX_BUFFER_COUNT:
         raise InputValueError(f"{field}.buffer_count", f"must be 1 to {MAX_BUFFER_COUNT}")
-    shaped = validate_block_shape(list(block.shape), f"{field}.shape")
-    dtype = block.dtype if isinstance(block.dtype, DType) else parse_dtype(block.dtype)
+    shaped = validate_block_shape(list(block.shape), f"{field}.block_shape")
+    given = block.dtype
+    dtype = given if isinstance(given, DType) else parse_dtype(given, f"{field}.dtype")
     check_tpu_dtype(dtype, f"{field}.dtype")
     case = None
     if block.array_shape is not None:
@@ -115,6 +159,7 @@ def vmem_budget(
     limit = tpu.default_scoped_vmem_bytes if vmem_limit_bytes is None else vmem_limit_bytes
     budget = VmemBudget(
         tpu.name,
+        wording_for(jax_version)[0],
         entries,
         sum(entry.total_bytes for entry in entries),
         limit,
