@@ -11,7 +11,7 @@ import pytest
 
 from app.engines.tpu import block_fixes, check_blocks
 
-from .tpu_kernels import KERNEL, Block, jax_verdict
+from .tpu_kernels import KERNEL, Block, fixed_block, jax_verdict
 
 pytestmark = pytest.mark.oracle
 
@@ -92,12 +92,7 @@ def test_every_fix_lowers_in_jax(
     fixes = block_fixes(array, block, dtype, chip, limit=3)
     failing = {}
     for fix in fixes:
-        # The engine changes only the axes a check reads: the last two, or the only one.
-        kept = range(len(block) - 2 if len(block) >= 2 else 0)
-        fixed = tuple(
-            None if block[axis] is None and axis in kept else size
-            for axis, size in enumerate(fix.shape)
-        )
+        fixed = fixed_block(block, fix.shape)
         verdict = jax_verdict(array, fixed, dtype, chip)
         if verdict[0] is not None:
             failing[fix.shape] = verdict

@@ -68,10 +68,11 @@ def _axis_options(case: BlockCase) -> list[tuple[int, set[int]]]:
     """(axis, passing sizes to try) for each axis a check reads."""
     block, array = case.sizes, case.array_shape
     if len(block) == 1:
-        chunk, least, _ = rank1_limits(case.chip, case.dtype)
+        chunk, least, _ = rank1_limits(case)
         sizes = {array[0], *_near_multiples(block[0], array[0], chunk)}
+        sizes |= _near_multiples(block[0], array[0], least)
         sizes |= _powers_of_two(block[0], array[0], least)
-        return [(0, {s for s in sizes if rank1_passes(s, array[0], case.chip, case.dtype)})]
+        return [(0, {s for s in sizes if rank1_passes(s, case)})]
     rules: list[tuple[int, int, Callable[[int, int], bool]]] = [
         (len(block) - 2, SUBLANE_MULTIPLE, sublane_passes),
         (len(block) - 1, LANE_MULTIPLE, lane_passes),
@@ -136,11 +137,14 @@ def validation(case: BlockCase, block: BlockShape) -> str:
     """A standalone check of the rule for ``block``, as the release runs it."""
     lines = [f"block, array = {_render_block(block)}, {_render_block(case.array_shape)}"]
     if len(block) == 1:
-        chunk, least, _ = rank1_limits(case.chip, case.dtype)
-        lines.append(
-            f"assert block[0] == array[0] or block[0] % {chunk} == 0 "
-            f"or (block[0] >= {least} and block[0] & (block[0] - 1) == 0)"
-        )
+        chunk, least, _ = rank1_limits(case)
+        if case.wording.rank1 == "tiling":
+            lines.append(f"assert block[0] == array[0] or block[0] % {least} == 0")
+        else:
+            lines.append(
+                f"assert block[0] == array[0] or block[0] % {chunk} == 0 "
+                f"or (block[0] >= {least} and block[0] & (block[0] - 1) == 0)"
+            )
     else:
         lines.append(f"assert block[-1] == array[-1] or block[-1] % {LANE_MULTIPLE} == 0")
         lines.append(f"assert block[-2] == array[-2] or block[-2] % {SUBLANE_MULTIPLE} == 0")

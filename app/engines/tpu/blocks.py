@@ -3,7 +3,8 @@
 Reproduces ``BlockSpec.to_block_mapping``'s rank check (``pallas/core.py``) and
 ``_check_block_mappings`` (``pallas/mosaic/lowering.py``): the (8, 128) rule for blocks of
 rank 2 and more, the rank-1 rule and the rank-0 refusal. The message templates are data
-(``data/tpu-block-rules.json``), one entry per group of releases that word them alike.
+(``data/tpu-block-rules.json``), one entry per group of releases that word them alike:
+0.9.1 to 0.12.0.1, each confirmed by ``tests/oracle/test_tpu_releases.py``.
 
 A message also names the user's own code: the block's origin (``args[0]``), the kernel's
 source location and the index map's jaxpr. Those are arguments; the index map defaults to
@@ -43,17 +44,29 @@ class Wording:
     details: str
     default_memory_space: str
     rules: dict[str, dict[str, str]]
+    rank1: str  # "chunk" (from 0.9.2) or "tiling" (before): which rank-1 rule runs
 
 
 @cache
 def _wordings() -> dict[str, Wording]:
     """Each modelled release → how it words the checks."""
     table: dict[str, Wording] = {}
-    for entry in json.loads(RULES_FILE.read_text())["releases"]:
-        wording = Wording(entry["details"], entry["defaultMemorySpace"], entry["rules"])
+    entries = json.loads(RULES_FILE.read_text())["releases"]
+    for entry in sorted(entries, key=lambda entry: "like" in entry):  # the models first
+        base = table[entry["like"]] if "like" in entry else None
+        wording = Wording(
+            entry.get("details", base.details if base else ""),
+            entry.get("defaultMemorySpace", base.default_memory_space if base else ""),
+            {**(base.rules if base else {}), **entry.get("rules", {})},
+            entry.get("rank1", base.rank1 if base else "chunk"),
+        )
         for version in entry["jaxVersions"]:
             table[version] = wording
-    return table
+    return dict(sorted(table.items(), key=lambda item: _version_key(item[0])))
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
 
 
 def modelled_releases() -> tuple[str, ...]:
@@ -182,14 +195,20 @@ def _details(case: BlockCase) -> str:
     )
 
 
-def rank1_limits(chip: Chip, dtype: DType) -> tuple[int, int, int]:
+def rank1_limits(case: BlockCase) -> tuple[int, int, int]:
     """(chunk size, minimum power-of-two tiling, packing) of the rank-1 rule."""
-    packing = 32 // tpu_bits(dtype)
-    return chip.sublanes * chip.lanes, chip.lanes * packing, packing
+    packing = 32 // tpu_bits(case.dtype)
+    return case.chip.sublanes * case.chip.lanes, case.chip.lanes * packing, packing
 
 
-def rank1_passes(size: int, array: int, chip: Chip, dtype: DType) -> bool:
-    chunk, min_tiling, _ = rank1_limits(chip, dtype)
+def rank1_passes(size: int, case: BlockCase) -> bool:
+    """The rank-1 rule as the case's release runs it: up to 0.9.1 a multiple of the tiling
+    (128 × 32 / bit width); from 0.9.2 also a multiple of sublanes × lanes, or a power of
+    two of at least the tiling."""
+    chunk, min_tiling, _ = rank1_limits(case)
+    array = case.array_shape[0]
+    if case.wording.rank1 == "tiling":
+        return size == array or size % min_tiling == 0
     return size == array or size % chunk == 0 or (size >= min_tiling and size & (size - 1) == 0)
 
 
@@ -216,9 +235,9 @@ def _failing_rule(case: BlockCase) -> tuple[str, dict[str, Any]] | None:
         values = {"bs0": block[-1], "as0": array[-1], "bs1": block[-2], "as1": array[-2]}
         verdicts = {"lane_verdict": _verdict(lane_ok), "sublane_verdict": _verdict(sublane_ok)}
         return "TPU-BLOCK-LAST-TWO", {**values, **verdicts}
-    if rank1_passes(block[0], array[0], case.chip, case.dtype):
+    if rank1_passes(block[0], case):
         return None
-    chunk, min_tiling, packing = rank1_limits(case.chip, case.dtype)
+    chunk, min_tiling, packing = rank1_limits(case)
     return "TPU-BLOCK-RANK-1", {
         "bs0": block[0],
         "as0": array[0],
