@@ -12,14 +12,16 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import jax
 import jax.numpy as jnp
-from jax._src.pallas.mosaic import tpu_info
 from jax.experimental import pallas as pl
 
-from .tpu_facts import CHIPS
+try:
+    from jax._src.pallas.mosaic import tpu_info
+except ImportError:  # up to 0.8.0: no check asks the chip
+    tpu_info = None
 
 # Exceptions JAX wraps around the real error; the user-facing error is below them.
 WRAPPER_CLASSES = frozenset({"JaxStackTraceBeforeTransformation", "LoweringError"})
@@ -42,6 +44,8 @@ def as_chip(chip: str) -> Iterator[None]:
     if not hasattr(tpu_info, "get_tpu_info_for_chip"):  # before 0.9.2 no check asks the chip
         yield
         return
+    from .tpu_facts import CHIPS  # only a release with a tpu_info has it
+
     saved = tpu_info.registry.get("cpu")
     tpu_info.registry["cpu"] = lambda: tpu_info.get_tpu_info_for_chip(CHIPS[chip], 1)
     tpu_info.get_tpu_info.cache_clear()
@@ -81,6 +85,14 @@ def fixed_block(block: Block, fix_shape: tuple[int, ...]) -> Block:
     )
 
 
+def _x64_off() -> AbstractContextManager[object]:
+    """64-bit off for the lowering (``jax.enable_x64`` exists from 0.8.0; before it, a
+    release's own process never turns it on)."""
+    if not jax.config.jax_enable_x64:
+        return nullcontext()
+    return jax.enable_x64(False)
+
+
 @functools.cache
 def jax_verdict(array: tuple[int, ...], block: Block, dtype: str, chip: str = "v5e") -> Verdict:
     """JAX's verdict on a copy kernel whose input and output take ``block``."""
@@ -90,7 +102,7 @@ def jax_verdict(array: tuple[int, ...], block: Block, dtype: str, chip: str = "v
         copy, grid=grid_for(array, block), in_specs=[spec], out_specs=spec, out_shape=aval
     )
     # 64-bit off, as most users run: the index map's constants print as i32.
-    with jax.enable_x64(False), as_chip(chip):
+    with _x64_off(), as_chip(chip):
         try:
             jax.jit(kernel).trace(aval).lower(lowering_platforms=("tpu",))
         except Exception as error:

@@ -4,7 +4,7 @@ Reproduces ``BlockSpec.to_block_mapping``'s rank check (``pallas/core.py``) and
 ``_check_block_mappings`` (``pallas/mosaic/lowering.py``): the (8, 128) rule for blocks of
 rank 2 and more, the rank-1 rule and the rank-0 refusal. The message templates are data
 (``data/tpu-block-rules.json``), one entry per group of releases that word them alike:
-0.9.1 to 0.12.0.1, each confirmed by ``tests/oracle/test_tpu_releases.py``.
+0.5.3 to 0.12.0.1, each confirmed by ``tests/oracle/test_tpu_releases.py``.
 
 A message also names the user's own code: the block's origin (``args[0]``), the kernel's
 source location and the index map's jaxpr. Those are arguments; the index map defaults to
@@ -45,6 +45,9 @@ class Wording:
     default_memory_space: str
     rules: dict[str, dict[str, str]]
     rank1: str  # "chunk" (from 0.9.2) or "tiling" (before): which rank-1 rule runs
+    block_repr: str  # "blocked": (Blocked(block_size=8),) from 0.6.1; "sizes": (8,) before
+    squeezed: str  # a squeezed dimension in the block: Squeezed() from 0.6.1, Mapped before
+    zero: str  # the index map's constant 0 in its jaxpr: 0:i32[] from 0.6.1, 0 before
 
 
 @cache
@@ -59,6 +62,9 @@ def _wordings() -> dict[str, Wording]:
             entry.get("defaultMemorySpace", base.default_memory_space if base else ""),
             {**(base.rules if base else {}), **entry.get("rules", {})},
             entry.get("rank1", base.rank1 if base else "chunk"),
+            entry.get("blockRepr", base.block_repr if base else "blocked"),
+            entry.get("squeezed", base.squeezed if base else "Squeezed()"),
+            entry.get("zero", base.zero if base else "0:i32[]"),
         )
         for version in entry["jaxVersions"]:
             table[version] = wording
@@ -164,22 +170,28 @@ def resolve_block(
     )
 
 
-def render_block(block: BlockShape) -> str:
-    """The block as JAX prints a canonical block shape: ``(Blocked(block_size=100),)``."""
-    parts = ["Squeezed()" if size is None else f"Blocked(block_size={size})" for size in block]
-    return _python_tuple(parts)
+def render_block(block: BlockShape, wording: Wording | None = None) -> str:
+    """The block as JAX prints a canonical block shape: ``(Blocked(block_size=100),)``, or
+    before 0.6.1 as plain sizes (``(100, Mapped)``)."""
+    sizes = wording is not None and wording.block_repr == "sizes"
+    squeezed = wording.squeezed if wording else "Squeezed()"
+    parts = [
+        squeezed if size is None else str(size) if sizes else f"Blocked(block_size={size})"
+        for size in block
+    ]
+    return _python_tuple(parts) if parts else "()"
 
 
 def _python_tuple(parts: Sequence[str]) -> str:
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
-def default_index_map(block: BlockShape) -> str:
+def default_index_map(block: BlockShape, zero: str = "0:i32[]") -> str:
     """The jaxpr of ``lambda *grid: ...`` taking one grid index per unsqueezed dimension, in
     order, and 0 for each squeezed one, as JAX prints it."""
     names = iter(_VARIABLES)
-    outputs = ["0:i32[]" if size is None else next(names) for size in block]
-    grid = [name for name in outputs if name != "0:i32[]"]
+    outputs = [zero if size is None else next(names) for size in block]
+    grid = [name for name in outputs if name != zero]
     inputs = " ".join(f"{name}:i32[]" for name in grid)
     return f"{{ lambda ; {inputs}. let  in {_python_tuple(outputs) if outputs else '()'} }}"
 
@@ -188,9 +200,9 @@ def _details(case: BlockCase) -> str:
     return case.wording.details.format(
         origin=case.origin,
         kernel=case.kernel,
-        block=render_block(case.block_shape),
+        block=render_block(case.block_shape, case.wording),
         array=_python_tuple([str(size) for size in case.array_shape]),
-        index_map=case.index_map or default_index_map(case.block_shape),
+        index_map=case.index_map or default_index_map(case.block_shape, case.wording.zero),
         memory_space=case.memory_space or case.wording.default_memory_space,
     )
 
@@ -263,7 +275,7 @@ def violations_of(case: BlockCase) -> tuple[Violation, ...]:
     values = {
         **values,
         "origin": case.origin,
-        "block": render_block(case.block_shape),
+        "block": render_block(case.block_shape, case.wording),
         "array": _python_tuple([str(size) for size in case.array_shape]),
         "dtype": case.dtype.name,
     }
