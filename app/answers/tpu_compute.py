@@ -46,7 +46,10 @@ def answer_tpu(request: TpuComputeRequest, catalog: Catalog) -> TpuComputeRespon
     assert request.arrayShape is not None and request.blockShape is not None
     assert request.dtype is not None
     array, block, dtype = request.arrayShape, request.blockShape, request.dtype
-    result = _engine(lambda: check_blocks(array, block, dtype, request.chip, request.jaxVersion))
+    context = {"origin": request.origin, "kernel": request.kernel, "index_map": request.indexMap}
+    result = _engine(
+        lambda: check_blocks(array, block, dtype, request.chip, request.jaxVersion, **context)
+    )
     fixes: list[Fix] = []
     if not result.ok and request.maxFixes:
         fixes = _engine(

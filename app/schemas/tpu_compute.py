@@ -51,6 +51,15 @@ class TpuComputeRequest(BaseModel):
     chip: str | None = Field(default=None, max_length=40, examples=["v5e"])
     jaxVersion: str | None = Field(default=None, max_length=40, examples=["0.10.2"])
     maxFixes: int = Field(default=5, ge=0, le=20)
+    origin: str | None = Field(
+        default=None, max_length=200, description="The block's origin as JAX names it: args[0]"
+    )
+    kernel: str | None = Field(
+        default=None, max_length=500, description="The kernel's source location: kernel at f.py:6"
+    )
+    indexMap: str | None = Field(
+        default=None, max_length=2000, description="The index map's jaxpr, as the message shows it"
+    )
 
     @model_validator(mode="after")
     def _has_its_operands(self) -> TpuComputeRequest:

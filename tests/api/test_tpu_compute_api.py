@@ -54,6 +54,13 @@ def test_an_unaligned_block_gets_jax_words_and_a_block_that_tiles(client: httpx.
     assert best["code"]["after"].startswith("grid=(2, 2)")
 
 
+def test_the_users_code_is_named_as_the_paste_names_it(client: httpx.Client) -> None:
+    context = {"origin": "x_ref", "kernel": "add at k.py:3", "indexMap": "{ lambda ; a:i32[]. }"}
+    message = client.post("/api/compute", json={**BLOCK_100, **context}).json()["firstViolation"]
+    assert "Block spec for x_ref in pallas_call add at k.py:3 has" in message["message"]
+    assert "and index_map { lambda ; a:i32[]. }, in memory space" in message["message"]
+
+
 def test_every_fix_passes_when_asked_again(client: httpx.Client) -> None:
     for case in (BLOCK_100, {**BLOCK_100, "arrayShape": [1000], "blockShape": [100]}):
         for fix in client.post("/api/compute", json=case).json()["fixes"]:
