@@ -26,6 +26,7 @@ from .blocks import (
     block_grid,
     check_case,
     lane_passes,
+    python_tuple,
     rank1_limits,
     rank1_passes,
     resolve_block,
@@ -111,31 +112,24 @@ def _rank(case: BlockCase, block: BlockShape) -> tuple[bool, bool, float, int]:
     return not fits, ragged, round(distance, 9), math.prod(sizes)
 
 
-def _render_block(block: BlockShape) -> str:
-    parts = ["None" if size is None else str(size) for size in block]
-    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
-
-
 def _index_map(block: BlockShape) -> str:
     """``lambda i, j: (0, i, j)``: one grid index per unsqueezed dimension, 0 for the rest."""
     names = iter("ijklmnop")
     outputs = [next(names) if size is not None else "0" for size in block]
     arguments = ", ".join(name for name in outputs if name != "0")
-    rendered = f"({outputs[0]},)" if len(outputs) == 1 else f"({', '.join(outputs)})"
-    return f"lambda {arguments}: {rendered}"
+    return f"lambda {arguments}: {python_tuple(outputs)}"
 
 
 def code_line(case: BlockCase, block: BlockShape, specs: str = "in_specs") -> str:
     """The pallas_call arguments that give ``block``: its grid and its BlockSpec (among
     ``in_specs`` or ``out_specs``)."""
-    grid = block_grid(case, block)
-    rendered = f"({grid[0]},)" if len(grid) == 1 else f"({', '.join(map(str, grid))})"
-    return f"grid={rendered}, {specs}=[pl.BlockSpec({_render_block(block)}, {_index_map(block)})]"
+    grid = python_tuple(block_grid(case, block))
+    return f"grid={grid}, {specs}=[pl.BlockSpec({python_tuple(block)}, {_index_map(block)})]"
 
 
 def validation(case: BlockCase, block: BlockShape) -> str:
     """A standalone check of the rule for ``block``, as the release runs it."""
-    lines = [f"block, array = {_render_block(block)}, {_render_block(case.array_shape)}"]
+    lines = [f"block, array = {python_tuple(block)}, {python_tuple(case.array_shape)}"]
     if len(block) == 1:
         chunk, least, _ = rank1_limits(case)
         if case.wording.rank1 == "tiling":
@@ -167,7 +161,7 @@ def _as_fix(case: BlockCase, block: BlockShape) -> Fix | None:
         verified=True,
         code=CodeChange(code_line(case, case.block_shape), code_line(case, block)),
         validation=validation(case, block),
-        description=f"use blocks of {_render_block(block)} with grid {grid}",
+        description=f"use blocks of {python_tuple(block)} with grid {grid}",
         note=_note(case, block, ragged),
     )
 

@@ -179,11 +179,12 @@ def render_block(block: BlockShape, wording: Wording | None = None) -> str:
         squeezed if size is None else str(size) if sizes else f"Blocked(block_size={size})"
         for size in block
     ]
-    return _python_tuple(parts) if parts else "()"
+    return python_tuple(parts)
 
 
-def _python_tuple(parts: Sequence[str]) -> str:
-    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
+def python_tuple(parts: Sequence[object]) -> str:
+    """``parts`` as Python prints a tuple of them: ``(8,)``, ``(8, None)``, ``()``."""
+    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(map(str, parts))})"
 
 
 def default_index_map(block: BlockShape, zero: str = "0:i32[]") -> str:
@@ -193,7 +194,7 @@ def default_index_map(block: BlockShape, zero: str = "0:i32[]") -> str:
     outputs = [zero if size is None else next(names) for size in block]
     grid = [name for name in outputs if name != zero]
     inputs = " ".join(f"{name}:i32[]" for name in grid)
-    return f"{{ lambda ; {inputs}. let  in {_python_tuple(outputs) if outputs else '()'} }}"
+    return f"{{ lambda ; {inputs}. let  in {python_tuple(outputs)} }}"
 
 
 def _details(case: BlockCase) -> str:
@@ -201,7 +202,7 @@ def _details(case: BlockCase) -> str:
         origin=case.origin,
         kernel=case.kernel,
         block=render_block(case.block_shape, case.wording),
-        array=_python_tuple([str(size) for size in case.array_shape]),
+        array=python_tuple(case.array_shape),
         index_map=case.index_map or default_index_map(case.block_shape, case.wording.zero),
         memory_space=case.memory_space or case.wording.default_memory_space,
     )
@@ -276,7 +277,7 @@ def violations_of(case: BlockCase) -> tuple[Violation, ...]:
         **values,
         "origin": case.origin,
         "block": render_block(case.block_shape, case.wording),
-        "array": _python_tuple([str(size) for size in case.array_shape]),
+        "array": python_tuple(case.array_shape),
         "dtype": case.dtype.name,
     }
     message = rule["message"].format(details=_details(case), **values)

@@ -26,7 +26,14 @@ from app.jaxref.inputs import InputValueError
 from app.jaxref.shapes import Dims, validate_dims
 
 from .block_fixes import DIVISOR_STEPS, code_line
-from .blocks import BlockCase, check_case, resolve_block, validate_block_shape, wording_for
+from .blocks import (
+    BlockCase,
+    check_case,
+    python_tuple,
+    resolve_block,
+    validate_block_shape,
+    wording_for,
+)
 from .chips import Chip, check_tpu_dtype, get_chip, padded_bytes, sublane_tiling
 
 MESSAGES_FILE = DATA_DIR / "tpu-libtpu-messages.json"
@@ -208,7 +215,7 @@ def _single_buffer_fixes(budget: VmemBudget) -> list[Fix]:
         saved = entry.padded_bytes * (entry.buffer_count - 1)
         if entry.role != "input" or saved < budget.over_bytes:
             continue
-        spec = f"pl.BlockSpec({_render(entry.shape)}, index_map"
+        spec = f"pl.BlockSpec({python_tuple(entry.shape)}, index_map"
         fixes.append(
             Fix(
                 kind="buffered",
@@ -220,17 +227,12 @@ def _single_buffer_fixes(budget: VmemBudget) -> list[Fix]:
                 verified=True,
                 code=CodeChange(f"{spec})", f"{spec}, pipeline_mode=pl.Buffered(1))"),
                 validation=f"assert {budget.total_bytes - saved} <= {budget.limit_bytes}\n",
-                description=f"single-buffer the {_render(entry.shape)} input block",
+                description=f"single-buffer the {python_tuple(entry.shape)} input block",
                 note="right when its block index is the same at every grid step (weights, "
                 "a constant index map): otherwise its copies stop overlapping the compute",
             )
         )
     return fixes
-
-
-def _render(dims: Sequence[int | None]) -> str:
-    parts = ["None" if size is None else str(size) for size in dims]
-    return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
 def _smaller_blocks(budget: VmemBudget, chip: Chip, index: int, entry: VmemEntry) -> list[Fix]:
