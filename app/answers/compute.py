@@ -205,7 +205,7 @@ class ComputeService:
             loweringSemantics=cast(LoweringSemantics, result.lowering_semantics),
             firstViolation=violations[0] if violations else None,
             violations=violations,
-            fixes=[_fix(fix) for fix in fixes],
+            fixes=[fix_out(fix) for fix in fixes],
             checkedIn=[
                 ReleaseCheckOut(
                     jaxVersion=each.jax_version,
@@ -311,7 +311,8 @@ def cached_check(
     return check(operation, shape, dtype, target_dtype, jax_version, lowering_semantics)
 
 
-def _fix(fix: Fix) -> FixOut:
+def fix_out(fix: Fix) -> FixOut:
+    """An engine's fix as the API answers it (every backend's)."""
     return FixOut(
         kind=fix.kind,
         axis=fix.axis,

@@ -7,10 +7,13 @@ time per process (see ``app/api/offload.py``).
 
 from __future__ import annotations
 
+import json
+
 from fastapi import APIRouter, Request, Response
 
 from app.answers.cards import compute_answer
 from app.answers.compute import ComputeService, run_smem_budget, run_sweep
+from app.answers.tpu_compute import answer_tpu
 from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import json_body, parse_json, post_request_route
 from app.api.deps import CatalogDep, get_catalog
@@ -27,6 +30,7 @@ from app.schemas.compute import (
     SweepRequest,
     SweepResponse,
 )
+from app.schemas.tpu_compute import TpuComputeRequest
 
 router = APIRouter(prefix="/api/compute", tags=["compute"])
 
@@ -35,21 +39,39 @@ router = APIRouter(prefix="/api/compute", tags=["compute"])
     router,
     "",
     response_model=ComputeResponse,
-    summary="Verdict and verified fixes for one case",
+    summary="Verdict and verified fixes for one case (Mosaic GPU; TPU with backend: tpu)",
     responses=MARKDOWN_ANSWER,
     openapi_extra=json_body(ComputeRequest),
 )
 async def compute(http: Request) -> Response:
     """The busiest endpoint reads its body itself and answers with JSON serialized once per
-    case (see ``app/api/bodies.py`` and ``ComputeService.answer``)."""
-    request = parse_json(ComputeRequest, await http.body())
+    case (see ``app/api/bodies.py`` and ``ComputeService.answer``). A body with
+    ``"backend": "tpu"`` is a ``TpuComputeRequest``, answered by the Pallas TPU engine."""
+    body = await http.body()
     catalog = await get_catalog(http)
+    if _asks_for_tpu(body):
+        tpu = parse_json(TpuComputeRequest, body)
+        answered = await cpu_bound(http, lambda: answer_tpu(tpu, catalog))
+        return Response(answered.model_dump_json(), media_type="application/json")
+    request = parse_json(ComputeRequest, body)
     answer = await on_loop_unless_engine(
         http, lambda run_engine: ComputeService(catalog, run_engine=run_engine).answer(request)
     )
     if prefers_markdown(http.headers.get("accept")):
         return markdown_response([compute_answer(answer.response, links_for(http))])
     return Response(answer.json, media_type="application/json")
+
+
+def _asks_for_tpu(body: bytes) -> bool:
+    """Whether the body names the TPU backend (checked before parsing: a GPU request, the
+    busiest kind, is parsed once)."""
+    if b'"backend"' not in body:
+        return False
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and parsed.get("backend") == "tpu"
 
 
 @router.post(

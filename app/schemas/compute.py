@@ -50,6 +50,11 @@ class ComputeRequest(BaseModel):
         },
     )
 
+    backend: Literal["mosaic_gpu"] = Field(
+        default="mosaic_gpu",
+        description='The engine: Mosaic GPU. {"backend": "tpu", ...} asks the Pallas TPU '
+        "engine instead (TpuComputeRequest: operation pallas_call or vmem_budget).",
+    )
     operation: str | None = Field(default=None, min_length=1, examples=["copy_gmem_to_smem"])
     errorId: str | None = Field(default=None, min_length=1, max_length=64)
     rule: str | None = Field(
@@ -96,7 +101,9 @@ class CodeOut(BaseModel):
 
 
 class FixOut(BaseModel):
-    kind: str = Field(description="pad, reshape, promote or view")
+    kind: str = Field(
+        description="Mosaic GPU: pad, reshape, promote or view; TPU: block, vmem_limit, buffered"
+    )
     axis: int | None
     shape: list[int]
     dtype: str

@@ -3,6 +3,7 @@
 Plain Python, numpy and ml_dtypes; the API layer maps these dataclasses to JSON.
 """
 
+from app.engines.verdicts import CodeChange, Fix, Violation
 from app.jaxref.dtypes import DTYPES, DType, parse_dtype
 from app.jaxref.inputs import InputValueError, ShapeError, UnknownDTypeError
 from app.jaxref.shapes import (
@@ -15,8 +16,8 @@ from app.jaxref.shapes import (
     render_tuple,
 )
 
-from .engine import CheckResult, Violation, check, resolve
-from .fixes import CodeChange, Fix, fixes_for, suggest_fixes
+from .engine import CheckResult, check, resolve
+from .fixes import fixes_for, suggest_fixes
 from .operations import OPERATIONS, SEMANTICS, Operation
 from .rule_types import Rule, Wording
 from .rules import RULES

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from app.engines.verdicts import Violation
 from app.jaxref.dtypes import DType, parse_dtype
 from app.jaxref.inputs import InputValueError
 from app.jaxref.shapes import Dims, ShapeSpec, as_shape_spec
@@ -25,16 +26,6 @@ from .versions import Version, parse_version, render_version
 
 ShapeLike = str | Sequence[int] | ShapeSpec
 DTypeLike = str | DType
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One failing check: what JAX raises for it, and the arithmetic behind it."""
-
-    rule_id: str
-    error_class: str
-    message: str
-    explanation: str
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
+from app.engines.verdicts import CodeChange, Fix
 from app.jaxref.dtypes import DTYPES, DType
 from app.jaxref.shapes import Dims, largest_size, render_tuple
 
@@ -59,27 +60,6 @@ PROMOTIONS: dict[str, tuple[str, ...]] = {
     "float16": ("float32",),
     "float64": ("float32",),  # TMA has no f64: narrowing is the only way through
 }
-
-
-@dataclass(frozen=True)
-class CodeChange:
-    before: str
-    after: str
-
-
-@dataclass(frozen=True)
-class Fix:
-    kind: str  # "pad", "reshape", "promote" or "view"
-    axis: int | None  # the padded axis; the last one is -1; None: the whole block
-    shape: Dims
-    dtype: str
-    target_dtype: str | None
-    added_bytes: float  # bits / 8: half a byte per int4 element
-    verified: bool
-    code: CodeChange
-    validation: str
-    description: str
-    note: str  # what else the fix asks of the data ("" when only the shape changes)
 
 
 @dataclass(frozen=True)
