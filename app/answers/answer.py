@@ -14,6 +14,7 @@ code, so it can neither format the answer nor mention anybody.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -87,6 +88,13 @@ class Answer(_Frozen):
     def with_steps(cls, steps: Sequence[Step], **fields: Any) -> Answer:
         """An answer whose steps come ranked best first: the first is what to do."""
         return cls(doThis=steps[0] if steps else None, alternatives=tuple(steps[1:]), **fields)
+
+
+def code_diff(before: str, after: str) -> str:
+    """``before`` changed into ``after``, as a unified diff's body: unchanged lines (the
+    paste's ``# file, line N`` comment) as context, then the lines removed and added."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=3)
+    return "\n".join(line for line in list(lines)[2:] if not line.startswith("@@"))
 
 
 class MatchAnswer(MatchResponse):

@@ -7,15 +7,15 @@ the record's pattern matched them), unless a chat could read a mention in it.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from app.answers.answer import Answer, Fact, Link, Quote, Snippet, Step
+from app.answers.answer import Answer, Fact, Link, Quote, Snippet, Step, code_diff
 from app.answers.catalog import RecordInfo
 from app.answers.links import Links
 from app.answers.record_text import corrections_by_field, field_label, readable_message
+from app.answers.tpu_cards import tpu_answers
 from app.engines.mosaic_gpu import parse_version, render_list, render_tuple
 from app.jaxref.releases import oldest_release, runs
 from app.matching.index import wording_until
@@ -62,13 +62,6 @@ def hidden_steps_note(answer: Answer, shown: int) -> str | None:
     return f"{hidden} more {'fix' if hidden == 1 else 'fixes'}: follow All fixes."
 
 
-def code_diff(before: str, after: str) -> str:
-    """``before`` changed into ``after``, as a unified diff's body: unchanged lines (the
-    paste's ``# file, line N`` comment) as context, then the lines removed and added."""
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=3)
-    return "\n".join(line for line in list(lines)[2:] if not line.startswith("@@"))
-
-
 def _sentence(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -97,11 +90,20 @@ def match_answers(
 
     ``known`` is the catalog's view of the records, for their messages.
     """
-    memory = [_memory_answer(report) for report in response.memory]
+    tpu, answered = tpu_answers(response, links)
+    computed = {found.lineNumber for found in response.tpu if found.kind == "vmem"}
+    memory = [  # a TPU report the engine worked out is answered with its blocks
+        _memory_answer(report)
+        for report in response.memory
+        if report.backend != "tpu" or report.lineNumber not in computed
+    ]
     release = release_told(response.release)
     found = [
-        _match_answer(match, known.get(match.errorId), links, release) for match in response.matches
+        _match_answer(match, known.get(match.errorId), links, release)
+        for position, match in enumerate(response.matches)
+        if position not in answered
     ]
+    found += tpu
     if response.raisePoints:
         found.append(_raise_point_answer(response, known, links, release))
     if not found:

@@ -11,6 +11,7 @@ from typing import TypeGuard, cast
 from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
 from app.answers.compute import ComputeService, checked_jax_version
 from app.answers.computed import keyword_out, memory_overflows, primitive_out, source_only_out
+from app.answers.tpu_found import tpu_found, tpu_lines, tpu_on
 from app.engines.mosaic_gpu import InputValueError, render_list, render_tuple
 from app.engines.mosaic_gpu.snippets import jnp_spelling
 from app.engines.mosaic_gpu.versions import MODELLED
@@ -45,6 +46,7 @@ from app.schemas.match import (
     ValuesOut,
     WhyOut,
 )
+from app.schemas.tpu_found import TpuFoundOut
 
 # Words in a paste that say which construct the user ran, most specific first.
 _OPERATION_HINTS = {
@@ -94,6 +96,8 @@ class MatchService:
         named = bool(matches) or any(point.via == "cut" for point in report.raise_points)
         suggestions = [] if named else self._suggestions(report.exceptions, request.text)
         memory = memory_overflows(request.text, request.jaxVersion)
+        tpu = tpu_found(request.text, followed, self.catalog)
+        matches = [_with_tpu_reason(match, tpu) for match in matches]
         return MatchResponse(
             matches=matches,
             exceptions=[_exception(found) for found in report.exceptions],
@@ -102,7 +106,8 @@ class MatchService:
             release=_release(release) if _tells(release) else None,
             raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
             memory=memory,
-            compilerMessages=_unexplained(request.text, matches, memory),
+            tpu=tpu,
+            compilerMessages=_unexplained(request.text, matches, memory, tpu),
             skippedExceptions=report.skipped_exceptions,
         )
 
@@ -401,11 +406,12 @@ def _by_hints(operations: tuple[str, ...], text: str) -> list[str]:
 
 
 def _unexplained(
-    text: str, matches: list[MatchOut], memory: list[MemoryOut]
+    text: str, matches: list[MatchOut], memory: list[MemoryOut], tpu: list[TpuFoundOut]
 ) -> list[CompilerMessageOut]:
-    """The compilers' messages that no match or memory report stands on, on the wrapper's
-    line or the message's."""
+    """The compilers' messages that no match, memory report or TPU computation stands on, on
+    the wrapper's line or the message's."""
     explained = {m.lineNumber for m in matches} | {m.lineNumber for m in memory}
+    explained |= {line for found in tpu for line in tpu_lines(found)}
     return [
         CompilerMessageOut(
             lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
@@ -413,6 +419,15 @@ def _unexplained(
         for said in compiler_messages(text)
         if not explained & {said.line, said.message_line}
     ]
+
+
+def _with_tpu_reason(match: MatchOut, tpu: list[TpuFoundOut]) -> MatchOut:
+    """A TPU match the engine computed for (its card leads with the fixes), or says why not:
+    no longer "no construct the engine models"."""
+    found = tpu_on(match.lineNumber, tpu)
+    if found is None or match.fix is not None:
+        return match
+    return match.model_copy(update={"fixUnavailable": found.unavailable, "operation": None})
 
 
 def _url(site: SourceSite | None) -> str | None:

@@ -153,6 +153,7 @@ class TpuReading:
     values: tuple[TpuValues, ...]
     chip: str | None  # "v4", "v5e", "v5p", "v6e" or "v7x": the first the paste names
     frame: UserFrame | None  # the user's frame nearest the error
+    copies: tuple[tuple[int, ...], ...] = ()  # per value: every line a copy of it stands on
 
 
 def read_tpu_values(text: str) -> TpuReading:
@@ -161,15 +162,18 @@ def read_tpu_values(text: str) -> TpuReading:
     once, completed with the kernel's place where only one copy shows it."""
     sources = _Sources(text)
     read: dict[TpuValues, TpuValues] = {}
+    lines: dict[TpuValues, list[int]] = {}
     for reader in (_blocks, _tilings, _vmem, _offsets, _matmuls):
         for value in reader(text, sources):
             key = replace(value, line_number=0)
             if isinstance(key, TpuBlockValues | TpuMatmulValues):
                 key = replace(key, kernel=None)
             read[key] = _completed(read.get(key), value)
-    found = sorted(read.values(), key=lambda value: value.line_number)
+            lines.setdefault(key, []).append(value.line_number)
+    found = sorted(read.items(), key=lambda item: item[1].line_number)
     frame = user_frame(text.splitlines()) if found else None
-    return TpuReading(tuple(found), find_chip(text), frame)
+    copies = tuple(tuple(sorted(lines[key])) for key, _ in found)
+    return TpuReading(tuple(value for _, value in found), find_chip(text), frame, copies)
 
 
 def _completed(kept: TpuValues | None, value: TpuValues) -> TpuValues:

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.matching.matcher import MAX_EXCEPTIONS_READ
 from app.schemas.answers import KeywordOut, MemoryOut, PrimitiveOut, SourceOnlyOut
 from app.schemas.compute import ComputeResponse
+from app.schemas.tpu_found import TpuFoundOut
 
 JAX_VERSION_MAX_LENGTH = 40
 
@@ -209,6 +210,10 @@ class MatchResponse(BaseModel):
         description="Each report of a kernel over its on-chip memory (Mosaic GPU, Triton, "
         "TPU), matched or not: how far over, which devices have that limit, what fits.",
     )
+    tpu: list[TpuFoundOut] = Field(default_factory=list)
+    """Each Pallas TPU error whose values the paste states (a block JAX refused, VMEM over its
+    limit, E2002's tiling, E2003's offset, a matmul's dtypes), computed by the TPU engine for
+    those values: its verdict and verified fixes, or why none was computed."""
     compilerMessages: list[CompilerMessageOut] = Field(default_factory=list)
     """What a compiler JAX wraps said (`Mosaic failed to compile TPU kernel: …`), MLIR's
     verifier of the IR Pallas built (`MLIRError: Verification failed:`) or a failed internal

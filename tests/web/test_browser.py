@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -11,6 +12,8 @@ from playwright.sync_api import Browser, Page, Route, expect
 from app.jaxref.releases import release_commits
 from tests.chatops.chat import traceback
 from tests.conftest import LiveServer
+
+PASTES = Path(__file__).parent.parent / "fixtures" / "pastes"
 
 FIRST_RESULT = "#match1-title"
 WARPGROUP_RECORD = "/errors/only-copies-transferring-a-number-of-bytes-divisib"
@@ -265,14 +268,8 @@ def test_a_paste_over_the_body_limit_gets_the_problem_page_not_a_page_in_the_res
     expect(page.locator("header.site-header")).to_have_count(1)
 
 
-# A TPU paste: no engine computes its fix yet, so Do this is the record's advice.
-TPU_PARTITIONING = (
-    "Traceback (most recent call last):\n"
-    '  File "/home/me/train.py", line 40, in <module>\n'
-    "    out = jax.jit(step)(params, batch)\n"
-    "NotImplementedError: Mosaic kernels cannot be automatically partitioned. Please wrap the"
-    " call in a shard_map.\n"
-)
+# A TPU paste as JAX 0.10.2 prints it: a float32 block (100, 100) of a (256, 256) array.
+TPU_BLOCK = (PASTES / "tpu-block-not-aligned.txt").read_text()
 
 
 @pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)])
@@ -280,9 +277,10 @@ TPU_PARTITIONING = (
 def test_do_this_is_in_the_first_screen_after_submit(
     browser: Browser, live_server: LiveServer, width: int, height: int, chip: str
 ) -> None:
-    """The answer leads: its Do this block is in the first viewport, the GPU one holds a
-    diff, and the message shows once above the fold."""
-    paste = traceback("MGPU-COPY-INTEGER-BYTES") if chip == "gpu" else TPU_PARTITIONING
+    """The answer leads: its Do this block is in the first viewport and holds a diff, and
+    the message (the TPU one's, as the engine words it for the values) shows once above the
+    fold."""
+    paste = traceback("MGPU-COPY-INTEGER-BYTES") if chip == "gpu" else TPU_BLOCK
     context = browser.new_context(
         base_url=live_server.base_url, viewport={"width": width, "height": height}
     )
@@ -295,11 +293,11 @@ def test_do_this_is_in_the_first_screen_after_submit(
     box = do_this.bounding_box()
     scrolled = page.evaluate("window.scrollY")
     assert box is not None and box["y"] >= 0 and box["y"] + 40 <= height, (box, scrolled)
+    expect(do_this.locator("ins")).to_have_count(1)
     if chip == "gpu":
-        expect(do_this.locator("ins")).to_have_count(1)
         message = "Can only transfer integer bytes"
     else:
-        message = "Mosaic kernels cannot be automatically partitioned"
+        message = "The block's last dimension is 100 against the array's 256"
     above_fold = page.evaluate(
         """(height) => [...document.querySelectorAll("#match-result *")]
             .filter((node) => node.children.length === 0 && node.checkVisibility())
