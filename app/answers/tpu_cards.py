@@ -87,7 +87,8 @@ def _computed(found: TpuFoundOut) -> tuple[str, tuple[Step, ...], tuple[Quote, .
 def _block(compute: TpuComputeResponse) -> str:
     first = compute.firstViolation
     if first is None:
-        return f"The block {_dims(compute.blockShape or ())} passes every check of JAX {compute.jaxVersion}"
+        block = _dims(compute.blockShape or ())
+        return f"The block {block} passes every check of JAX {compute.jaxVersion}"
     return f"{first.errorClass}: {first.explanation}"
 
 

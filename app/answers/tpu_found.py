@@ -139,8 +139,16 @@ def _block(found: TpuFoundOut, value: TpuBlockValues, catalog: Catalog) -> TpuFo
         dtype=dtype,
         chip=found.chip,
         jaxVersion=found.jaxVersion,
+        origin=value.origin,
+        kernel=_kernel(value),
     )
     return found.model_copy(update={"compute": answer_tpu(request, catalog), "assumed": assumed})
+
+
+def _kernel(value: TpuBlockValues) -> str | None:
+    """The kernel as JAX's message names it: ``copy_kernel at repro.py:6``."""
+    source = value.kernel
+    return f"{source.kernel} at {source.file}:{source.line}" if source else None
 
 
 def _vmem(found: TpuFoundOut, value: TpuVmemValues, catalog: Catalog, text: str) -> TpuFoundOut:
