@@ -34,8 +34,10 @@ SQLITE_CACHE_KIB = 2 * 1024
 SQLITE_BULK_CACHE_KIB = 64 * 1024
 # Seconds a request waits for a pooled connection when every one is in use, then answers
 # 503 "server busy": a request queued 30 s (SQLAlchemy's default) holds its client, a
-# thread and its memory all that time, and most clients have given up by then.
-POOL_TIMEOUT_S = 3.0
+# thread and its memory all that time, and most clients have given up by then. At 3 s, 50
+# clients on one worker at 100,000 records got 7 503s in 1,690 requests; at 10 s none, the
+# slowest answer taking 5.8 s (benchmarks/load.py, docs/benchmarks.md).
+POOL_TIMEOUT_S = 10.0
 # Connections a process keeps, and how many more it opens while those are all in use.
 POOL_SIZE = 10
 POOL_OVERFLOW = 10
