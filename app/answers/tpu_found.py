@@ -32,6 +32,7 @@ from app.matching.tpu_values import (
     TpuVmemValues,
     read_tpu_values,
 )
+from app.matching.values import find_value_sources
 from app.schemas.tpu_compute import TpuBlockIn, TpuComputeRequest
 from app.schemas.tpu_found import (
     TpuFoundKind,
@@ -42,6 +43,7 @@ from app.schemas.tpu_found import (
 )
 
 MIB = 1 << 20
+MAX_CODE_LINES = 20_000  # lines read for the arrays a paste's code states (as the reader's)
 # Lines from a message's start to the figures the TPU reader types (E2002's wrapped message).
 MESSAGE_LINES = 3
 # A dtype of each bit width, for a check that depends only on the width (the rank-1 rule):
@@ -156,8 +158,8 @@ def _vmem(found: TpuFoundOut, value: TpuVmemValues, catalog: Catalog, text: str)
     without blocks, the limit that would hold what the compiler asked for."""
     found = found.model_copy(update={"requestedBytes": value.requested, "limitBytes": value.limit})
     limit = value.vmem_limit_bytes or value.limit
-    blocks = _blocks(value, text)
-    if not blocks or value.dtype is None:
+    blocks, assumed = _blocks(value, text)
+    if not blocks:
         physical = get_chip(found.chip).vmem_bytes
         needed = -(-value.requested // MIB) * MIB
         if needed > physical:
@@ -175,23 +177,41 @@ def _vmem(found: TpuFoundOut, value: TpuVmemValues, catalog: Catalog, text: str)
         chip=found.chip,
         jaxVersion=found.jaxVersion,
     )
-    return found.model_copy(update={"compute": answer_tpu(request, catalog)})
+    computed = answer_tpu(request, catalog)
+    return found.model_copy(update={"compute": computed, "assumed": [*found.assumed, *assumed]})
 
 
-def _blocks(value: TpuVmemValues, text: str) -> list[TpuBlockIn]:
-    """Each BlockSpec the code writes, an output where its line says ``out_specs``."""
+def _blocks(value: TpuVmemValues, text: str) -> tuple[list[TpuBlockIn], list[str]]:
+    """Each BlockSpec the code writes, an output where its line says ``out_specs``, with
+    the array it tiles: one the code states of its rank and at least its size, else the
+    block itself (said in the second list: what is assumed)."""
     if value.dtype is None:
-        return []
-    lines = [line for line in text.splitlines() if "BlockSpec(" in line]
+        return [], []
+    lines = text.splitlines()
     roles: list[Literal["input", "output"]] = [
-        "output" if _OUTPUT_SPEC.search(line) else "input" for line in lines
+        "output" if _OUTPUT_SPEC.search(line) else "input" for line in lines if "BlockSpec(" in line
     ]
     if len(roles) != len(value.block_shapes):
         roles = ["input"] * len(value.block_shapes)
-    return [  # each block's array taken as the block: smaller blocks then tile it
-        TpuBlockIn(blockShape=list(shape), dtype=value.dtype, role=role, arrayShape=list(shape))
-        for shape, role in zip(value.block_shapes, roles, strict=True)
-    ]
+    stated = [source.shape for source in find_value_sources(lines[:MAX_CODE_LINES])]
+    blocks, assumed = [], []
+    for shape, role in zip(value.block_shapes, roles, strict=True):
+        array = next((each for each in stated if _holds(each, shape)), None)
+        if array is None:
+            array = shape
+            assumed.append(f"the array of the {_render(shape)} block as large as the block")
+        blocks.append(
+            TpuBlockIn(blockShape=list(shape), dtype=value.dtype, role=role, arrayShape=list(array))
+        )
+    return blocks, assumed
+
+
+def _holds(array: tuple[int, ...], block: tuple[int, ...]) -> bool:
+    return len(array) == len(block) and all(a >= b for a, b in zip(array, block, strict=True))
+
+
+def _render(shape: tuple[int, ...]) -> str:
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
 
 
 def _tiling(found: TpuFoundOut, value: TpuTilingValues) -> TpuFoundOut:

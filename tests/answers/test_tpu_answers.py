@@ -157,3 +157,13 @@ def test_a_supported_matmul_leaves_the_record_to_answer(catalog: Catalog) -> Non
     assert found.matmul is not None and found.matmul.supported
     assert found.unavailable is not None and "does not model" in found.unavailable
     assert all(answer.doThis is None or "Multiply" not in answer.doThis.title for answer in answers)
+
+
+def test_smaller_blocks_tile_the_array_the_pastes_code_states(catalog: Catalog) -> None:
+    """The kernel's x is (4096, 1024): a (512, 1024) block is 8 steps of its grid, and a
+    block of 128 rows 32."""
+    response, answers = answered(catalog, "tpu-e1001-explicit-limit.txt")
+    [found] = response.tpu
+    assert not any("as large as the block" in each for each in found.assumed)
+    diffs = [step.diff or "" for step in answers[0].alternatives]
+    assert any("-grid=(8, 1)" in diff and "+grid=(32, 1)" in diff for diff in diffs), diffs
