@@ -65,9 +65,17 @@ def tpu_answer(found: TpuFoundOut, match: MatchOut | None, links: Links) -> Answ
 def _computed(found: TpuFoundOut) -> tuple[str, tuple[Step, ...], tuple[Quote, ...]]:
     """The headline, the steps and JAX's words, for what was computed."""
     if found.compute is not None and found.compute.vmem is not None:
-        return _budget(found.compute), _fix_steps(found, found.compute.fixes), ()
+        return (
+            _budget(found.compute),
+            _fix_steps(found.chip, found.jaxVersion, found.compute.fixes),
+            (),
+        )
     if found.compute is not None:
-        return _block(found.compute), _fix_steps(found, found.compute.fixes), _said(found.compute)
+        return (
+            _block(found.compute),
+            _fix_steps(found.chip, found.jaxVersion, found.compute.fixes),
+            _said(found.compute),
+        )
     if found.tiling is not None:
         return _tiling(found)
     if found.offset is not None:
@@ -111,9 +119,9 @@ def _budget(compute: TpuComputeResponse) -> str:
     )
 
 
-def _fix_steps(found: TpuFoundOut, fixes: Sequence[FixOut]) -> tuple[Step, ...]:
-    release = f" of JAX {found.jaxVersion}" if found.jaxVersion else ""
-    checked = f"passes every check{release} the engine models, on the {found.chip}"
+def _fix_steps(chip: str, jax_version: str | None, fixes: Sequence[FixOut]) -> tuple[Step, ...]:
+    release = f" of JAX {jax_version}" if jax_version else ""
+    checked = f"passes every check{release} the engine models, on the {chip}"
     return tuple(
         Step(
             title=_sentence(fix.description),
@@ -121,6 +129,28 @@ def _fix_steps(found: TpuFoundOut, fixes: Sequence[FixOut]) -> tuple[Step, ...]:
             diff=code_diff(fix.code.before, fix.code.after),
         )
         for fix in fixes
+    )
+
+
+def tpu_compute_answer(response: TpuComputeResponse) -> Answer:
+    """``/api/compute``'s TPU answer, as every surface renders it: the verdict, then the
+    fixes."""
+    quotes: tuple[Quote, ...] = ()
+    if response.vmem is not None:
+        headline = _budget(response)
+    else:
+        headline, quotes = _block(response), _said(response)
+    facts = [("chip", response.chip), ("JAX", response.jaxVersion)]
+    if response.arrayShape is not None and response.blockShape is not None:
+        facts += [("array", _dims(response.arrayShape)), ("block", _dims(response.blockShape))]
+    if response.dtype:
+        facts.append(("dtype", response.dtype))
+    return Answer.with_steps(
+        _fix_steps(response.chip, response.jaxVersion, response.fixes),
+        kind="compute",
+        headline=headline,
+        facts=tuple(Fact(label=label, value=value) for label, value in facts),
+        quotes=quotes,
     )
 
 

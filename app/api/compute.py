@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.answers.cards import compute_answer
 from app.answers.compute import ComputeService, run_smem_budget, run_sweep
+from app.answers.tpu_cards import tpu_compute_answer
 from app.answers.tpu_compute import answer_tpu
 from app.api.answers import MARKDOWN_ANSWER, links_for, markdown_response
 from app.api.bodies import json_body, parse_json, post_request_route
@@ -52,6 +53,8 @@ async def compute(http: Request) -> Response:
     if _asks_for_tpu(body):
         tpu = parse_json(TpuComputeRequest, body)
         answered = await cpu_bound(http, lambda: answer_tpu(tpu, catalog))
+        if prefers_markdown(http.headers.get("accept")):
+            return markdown_response([tpu_compute_answer(answered)])
         return Response(answered.model_dump_json(), media_type="application/json")
     request = parse_json(ComputeRequest, body)
     answer = await on_loop_unless_engine(

@@ -114,3 +114,23 @@ def test_bad_input_is_a_422_naming_the_field(
 ) -> None:
     body = assert_problem(client.post("/api/compute", json=payload), 422)
     assert field in body["detail"], body
+
+
+def test_a_tpu_case_answers_in_markdown_as_the_gpu_ones_do(client: httpx.Client) -> None:
+    response = client.post(
+        "/api/compute",
+        json={
+            "backend": "tpu",
+            "operation": "pallas_call",
+            "arrayShape": [256, 256],
+            "blockShape": [100, 100],
+            "dtype": "float32",
+        },
+        headers={"Accept": "text/markdown"},
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/markdown")
+    text = response.text
+    assert "The block's last dimension is 100 against the array's 256" in text
+    assert "Use blocks of (128, 128) with grid (2, 2)" in text
+    assert "+grid=(2, 2), in_specs=[pl.BlockSpec((128, 128)" in text
