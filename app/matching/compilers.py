@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.matching.compiler_advice import compiler_records
+from app.matching.compiler_advice import code_records, compiler_records
 
 
 @dataclass(frozen=True)
@@ -151,6 +151,8 @@ _VERIFIER = re.compile(
     r"MLIRError: Verification failed:|Pallas encountered an internal verification error"
 )
 _OP_DIAGNOSTIC = re.compile(r"'(?P<op>[a-z_]\w*\.[\w.]+)' op (?P<said>[^\n]+)")
+# An XLA error code standing alone, not a log line's level and date (``E1001 12:00:01``).
+_BARE_CODE = re.compile(r"(?<![\w/.-])E(?P<number>\d{4})\b(?![ \t]+\d\d:\d\d)")
 MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
 # Dialects whose ops Mosaic defines in jaxlib/mosaic, whose verifiers errata mined.
 MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
@@ -162,6 +164,7 @@ def compiler_messages(text: str) -> list[CompilerMessage]:
     wrapped = _wrapped(text)
     behind = {said.message_line for said in wrapped}
     said = [*wrapped, *_verified(text), *_checked(text), *_reported(text, behind)]
+    said += _coded(text, {line for s in said for line in (s.line, s.message_line)})
     return sorted(said, key=lambda message: message.line)
 
 
@@ -296,6 +299,35 @@ def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
                 message = _unquoted(said[0])
                 found.append(CompilerMessage(line, line, record.compiler, message, record.advice))
                 break
+    return found
+
+
+def _coded(text: str, said_lines: set[int]) -> list[CompilerMessage]:
+    """XLA's error codes that a paste names alone ("hit E2003 again", or by the code's name),
+    each answered by its record, the first time it is named on a line no other message
+    stands on. absl's log lines start with a letter and the date (``E1001 12:00:01.5 …``:
+    an error of 1 October), which is no code."""
+    table = code_records()
+    named = [
+        (said.start(), "E" + said["number"], "E" + said["number"])
+        for said in _BARE_CODE.finditer(text)
+    ]
+    named += [
+        (text.find(record.code_name), code, record.code_name)
+        for code, record in table.items()
+        if record.code_name and record.code_name in text
+    ]
+    found, seen = [], set()
+    for position, code, words in sorted(named):
+        record = table.get(code)
+        line = _line_of(text, position)
+        if record is None or code in seen or line in said_lines:
+            continue
+        seen.add(code)
+        why = record.advice
+        if record.docs_url and record.docs_url not in why:
+            why += f" (XLA's page of {code}: {record.docs_url})"
+        found.append(CompilerMessage(line, line, record.compiler, words, why))
     return found
 
 
