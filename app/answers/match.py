@@ -408,7 +408,11 @@ def _unexplained(
     explained = {m.lineNumber for m in matches} | {m.lineNumber for m in memory}
     return [
         CompilerMessageOut(
-            lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
+            lineNumber=said.line,
+            compiler=said.compiler,
+            message=said.message,
+            why=said.why,
+            errorId=said.record_id,
         )
         for said in compiler_messages(text)
         if not explained & {said.line, said.message_line}

@@ -62,6 +62,11 @@ class CompilerRecord:
     docs_url: str | None = None  # XLA's page of that code
     code_name: str | None = None  # and its name (``CompileTimeMosaicUnsupportedRhsType``)
     curated: bool = True  # written by people, not mined from XLA's catalogue
+    answer_id: str = ""  # the record whose solutions answer it: its own, or its sameFixAs
+
+    @property
+    def answered_by(self) -> str:
+        return self.answer_id or self.record_id
 
 
 CompilerTable = dict[str, tuple[CompilerRecord, ...]]
@@ -118,12 +123,13 @@ def _compiler_records() -> CompilerTable:
         if model.retired:
             continue
         page = pages.get(model.id)
+        fix = _record_of(said.sameFixAs) if said.sameFixAs else model
         record = CompilerRecord(
             record_id=model.id,
             compiler=said.compiler,
             reading=said.reading,
             pattern=re.compile(str(model.messagePattern)),
-            advice=answer_of(model),
+            advice=" ".join(part for part in (model.documentation, *fix.solutions) if part),
             words=said.words,
             op=said.op,
             work_out=said.workOut,
@@ -131,6 +137,7 @@ def _compiler_records() -> CompilerTable:
             docs_url=page[0] if page else None,
             code_name=page[1] if page else None,
             curated=(model.model_extra or {}).get("documentationSource") == "curated",
+            answer_id=fix.id,
         )
         by_reading[said.reading].append((said.order, record))
     ordered = {}
@@ -183,6 +190,16 @@ def _record(path: Path) -> ErrorRecord:
         return _validated(document["record"], path)
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise CompilerDataError(f"{path}: {exc}") from exc
+
+
+def _record_of(record_id: str) -> ErrorRecord:
+    """The curated record of ``record_id`` (that a compiler's record names as its fix)."""
+    for path in sorted(COMPILER_RECORDS.glob("*.json")):
+        if f'"{record_id}"' in path.read_text(encoding="utf-8"):
+            record = _record(path)
+            if record.id == record_id:
+                return record
+    raise CompilerDataError(f"{COMPILER_RECORDS}: no record {record_id}, named by sameFixAs")
 
 
 def _validated(document: object, where: Path) -> ErrorRecord:
