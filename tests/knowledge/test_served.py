@@ -124,16 +124,16 @@ def test_first_start_loads_every_mined_record_beside_the_curated_ones(
     ]
     # XLA's error codes that no curated record holds
     xla = [line for line in XLA_ERRORS_FILE.read_text("utf-8").splitlines() if '"record"' in line]
-    assert len(xla) == 8
+    assert len(xla) == 7
     assert total == len(mined_records()) + len(api) + len(curated) + len(xla)
 
 
 def test_xla_error_codes_are_served_and_a_code_alone_is_answered(client: httpx.Client) -> None:
-    """E1000's record is the catalogue's, pinned to XLA's page; E2003's is the curated one,
+    """E3000's record is the catalogue's, pinned to XLA's page; E2003's is the curated one,
     annotated with the catalogue's facts; "hit E2003 again" reaches it."""
-    e1000 = client.get("/api/errors/663dcca4b5da86e2").json()["record"]
-    assert e1000["errorMessage"] == "E1000: CompileTimeHbmOom"
-    assert e1000["catalogue"]["docsUrl"] == "https://openxla.org/xla/errors/error_1000"
+    e3000 = client.get("/api/errors/115af7fa78ea3dfd").json()["record"]
+    assert e3000["errorMessage"] == "E3000: CompileTimeSparseCoreAllocationFailure"
+    assert e3000["catalogue"]["docsUrl"] == "https://openxla.org/xla/errors/error_3000"
     e2003 = client.get("/api/errors/aa3acc483ca34283", params={"annotated": "true"}).json()
     assert e2003["annotation"]["catalogue"]["name"] == (
         "CompileTimeMosaicUnprovenMemoryAccessAlignment"

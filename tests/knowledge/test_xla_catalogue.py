@@ -29,7 +29,7 @@ from app.records.validation import validate_record
 CUT = Path(__file__).parents[1] / "fixtures" / "xla_source"
 PINS: dict[str, str] = json.loads((CUT / PINS_FILE).read_text(encoding="utf-8"))
 # The codes whose records people wrote, from reports: the catalogue annotates them.
-CURATED_CODES = {"E1001", "E2001", "E2002", "E2003"}
+CURATED_CODES = {"E1000", "E1001", "E2001", "E2002", "E2003"}
 
 
 def errata(*args: str) -> subprocess.CompletedProcess[str]:
@@ -56,21 +56,23 @@ def test_every_code_with_a_page_is_one_record_and_the_generic_ones_none() -> Non
 
 
 def test_a_record_is_the_pages_meaning_and_advice_pinned_to_its_commit() -> None:
-    [e1000] = [d["record"] for d in mined() if d.get("record", {}).get("errorCode") == "E1000"]
-    validate_record(e1000)
-    commit = PINS["docs/errors/error_1000.md"]
-    assert e1000["id"] == code_record_id("E1000")
-    assert e1000["errorMessage"] == "E1000: CompileTimeHbmOom"
-    assert e1000["analyzedSha"] == commit
-    assert e1000["githubUrl"].endswith(f"/blob/{commit}/docs/errors/error_1000.md")
-    assert e1000["documentation"].startswith("XLA's error E1000 (Compile Time: HBM OOM): This")
-    assert e1000["documentation"].endswith("See https://openxla.org/xla/errors/error_1000.")
-    assert any("jax.debug.print()" in advice for advice in e1000["solutions"])
-    assert e1000["saidBy"] == {
-        "compiler": "libtpu (XLA's TPU compiler)",
+    [e3000] = [d["record"] for d in mined() if d.get("record", {}).get("errorCode") == "E3000"]
+    validate_record(e3000)
+    commit = PINS["docs/errors/error_3000.md"]
+    assert e3000["id"] == code_record_id("E3000")
+    assert e3000["errorMessage"] == "E3000: CompileTimeSparseCoreAllocationFailure"
+    assert e3000["analyzedSha"] == commit
+    assert e3000["githubUrl"].endswith(f"/blob/{commit}/docs/errors/error_3000.md")
+    assert e3000["documentation"].startswith(
+        "XLA's error E3000 (Compile Time: SparseCore Allocation Failure): This error occurs"
+    )
+    assert e3000["documentation"].endswith("See https://openxla.org/xla/errors/error_3000.")
+    assert any("max_ids_per_partition" in advice for advice in e3000["solutions"])
+    assert e3000["saidBy"] == {
+        "compiler": "libtpu (XLA's SparseCore compiler)",
         "reading": "whole",
-        "order": 2000,
-        "words": "CompileTimeHbmOom",
+        "order": 4000,
+        "words": "CompileTimeSparseCoreAllocationFailure",
     }
 
 

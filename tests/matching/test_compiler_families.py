@@ -17,6 +17,7 @@ VERSION_SKEW = "144a0fcebaf68edb"  # Mosaic's serialization version check (jaxli
 HELION = "bed31dbe69f03a9f"
 XLA_VMEM = "c8a7440698851820"
 TRITON_SHARED_MEMORY = "d8d1ef965b23ab67"
+HBM = "7e5c2edb7cda0f17"
 
 FAMILIES = [
     # a bfloat16 block times a float32 one, and 16-bit operands at HIGHEST (a tuning log)
@@ -72,6 +73,15 @@ FAMILIES = [
         "Helion's VMEM estimate (pytorch/helion), not libtpu",
         HELION,
         ("Helion's own estimate", "block_sizes of its helion.Config"),
+    ),
+    # erfanzar/EasyDeL#78: a whole program over a v2-8's HBM, XLA's error E1000
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent "
+        "error. Ran out of memory in memory space hbm. Used 21.90G of 7.48G hbm. Exceeded hbm "
+        "capacity by 14.42G.\n",
+        "libtpu (XLA's TPU compiler)",
+        HBM,
+        ("E1000", "donate_argnums", "v5p: 95 GiB"),
     ),
     # XLA's Triton emitter, its figures cut off by the log
     (

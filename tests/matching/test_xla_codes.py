@@ -74,8 +74,8 @@ def test_the_curated_record_of_a_code_answers_with_its_own_advice() -> None:
     [said] = compiler_messages("hit E2003 again")
     assert "pl.multiple_of" in said.why
     assert said.why.endswith("(XLA's page of E2003: https://openxla.org/xla/errors/error_2003)")
-    [said] = compiler_messages("the job died with E1000 on the v5e pod")
-    assert said.why.startswith("XLA's error E1000 (Compile Time: HBM OOM)")
+    [said] = compiler_messages("the job died with E3001 on the v5p pod")
+    assert said.why.startswith("XLA's error E3001 (CompileTime: SparseCore No Viable")
 
 
 @pytest.mark.parametrize(
