@@ -107,10 +107,11 @@ def code_records() -> dict[str, CompilerRecord]:
     return table
 
 
-def answer_of(record: ErrorRecord) -> str:
+def answer_of(record: ErrorRecord, fix: ErrorRecord | None = None) -> str:
     """What the reader says of a compiler's message: the record's documentation, then its
-    solutions."""
-    return " ".join(part for part in (record.documentation, *record.solutions) if part)
+    solutions, or those of the record ``fix`` (its ``sameFixAs``)."""
+    solutions = (fix or record).solutions
+    return " ".join(part for part in (record.documentation, *solutions) if part)
 
 
 def _compiler_records() -> CompilerTable:
@@ -123,13 +124,13 @@ def _compiler_records() -> CompilerTable:
         if model.retired:
             continue
         page = pages.get(model.id)
-        fix = _record_of(said.sameFixAs) if said.sameFixAs else model
+        fix = _record_of(said.sameFixAs) if said.sameFixAs else None
         record = CompilerRecord(
             record_id=model.id,
             compiler=said.compiler,
             reading=said.reading,
             pattern=re.compile(str(model.messagePattern)),
-            advice=" ".join(part for part in (model.documentation, *fix.solutions) if part),
+            advice=answer_of(model, fix),
             words=said.words,
             op=said.op,
             work_out=said.workOut,
@@ -137,7 +138,7 @@ def _compiler_records() -> CompilerTable:
             docs_url=page[0] if page else None,
             code_name=page[1] if page else None,
             curated=(model.model_extra or {}).get("documentationSource") == "curated",
-            answer_id=fix.id,
+            answer_id=fix.id if fix else "",
         )
         by_reading[said.reading].append((said.order, record))
     ordered = {}
