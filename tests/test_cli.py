@@ -532,10 +532,11 @@ def test_help_lists_the_users_commands_first_and_the_maintainers_under_admin(err
     assert re.findall(r"^│ (\w[\w-]*) ", maintainers, re.M) == ["admin"]
     assert "mine" not in shown
     admin = errata("admin", "--help", COLUMNS="100").stdout
-    assert re.findall(r"^│ (\w[\w-]*) ", admin, re.M)[-4:] == [
+    assert re.findall(r"^│ (\w[\w-]*) ", admin, re.M)[-5:] == [
         "mine",
         "mine-releases",
         "mine-api",
+        "mine-xla",
         "db",
     ]
     assert errata("admin", "db", "upgrade", "--help").returncode == 0

@@ -86,7 +86,7 @@ def match_answers(
     raised at (a bare ``NotImplementedError`` that JAX's ``LoweringException`` wraps), then
     the memory reports; with none of them, what a compiler said, else the exceptions seen and
     the closest records. Answers with a step to do come first: a memory report's blocks that
-    fit lead an error that has no fix.
+    fit lead an error that has no fix; an upgrade the mined history offers follows advice.
 
     ``known`` is the catalog's view of the records, for their messages.
     """
@@ -110,7 +110,13 @@ def match_answers(
         found = [_compiler_answer(message) for message in response.compilerMessages]
     if not found and not memory:
         found = [_unknown_answer(response, links)]
-    return sorted([*found, *memory], key=lambda answer: answer.doThis is None)
+    upgrades = [
+        step
+        for match in response.matches
+        if match.sourceOnly and match.sourceOnly.changedIn
+        for step in advice_steps((match.sourceOnly.changedIn.advice,))
+    ]
+    return sorted([*found, *memory], key=lambda a: (a.doThis is None, a.doThis in upgrades))
 
 
 def _unknown_answer(response: MatchResponse, links: Links) -> Answer:
@@ -348,6 +354,8 @@ def _match_answer(
     if not steps and record is not None:
         steps = advice_steps(record.solutions)
     if match.sourceOnly is not None:
+        if not steps and match.sourceOnly.changedIn is not None:  # the mined history's fix
+            steps = advice_steps((match.sourceOnly.changedIn.advice,))
         facts.extend(_source_facts(match.sourceOnly))
         quotes.extend(_source_quotes(match.sourceOnly))
         notes.append(match.sourceOnly.unknown)

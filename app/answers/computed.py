@@ -21,7 +21,7 @@ from app.engines.mosaic_gpu.smem import (
     over_percent,
     smem_budget,
 )
-from app.jaxref.releases import runs, span
+from app.jaxref.releases import COMPARE, commit_of, runs, span
 from app.jaxref.templates import literal_text
 from app.knowledge.calls import keywords_of, keywords_taken
 from app.knowledge.primitives import (
@@ -36,6 +36,7 @@ from app.matching.memory import BudgetHints, MemoryOverflow, budget_hints, find_
 from app.schemas.answers import (
     BlockFitOut,
     BufferOut,
+    ChangedInOut,
     ClosestOut,
     GpuOut,
     KeywordOut,
@@ -242,6 +243,26 @@ def source_only_out(
         unknown="No curated advice yet: nobody has written what causes this error in user "
         "code, how to fix it, or an example fix.",
         closest=closest_curated(info, site.function, catalog, frames),
+        changedIn=changed_in(info.id, frames),
+    )
+
+
+def changed_in(record_id: str, frames: FrameIndex) -> ChangedInOut | None:
+    """Where the mined history has the site end before the newest release: the first
+    release without it, its commit, and the change between the two releases."""
+    found = frames.changed_in(record_id)
+    if found is None:
+        return None
+    last, release = found
+    before, commit = commit_of(last), commit_of(release)
+    compare = f"{COMPARE}/{before}...{commit}" if before and commit else None
+    advice = (
+        f"Upgrade to JAX {release} or later: {release} no longer has this check (it was last in "
+        f"{last}; the release's commit {commit or 'is not recorded'}"
+        + (f", the change between them {compare})" if compare else ")")
+    )
+    return ChangedInOut(
+        lastRelease=last, release=release, commit=commit, compareUrl=compare, advice=advice
     )
 
 

@@ -414,7 +414,11 @@ def _unexplained(
     explained |= {line for found in tpu for line in tpu_lines(found)}
     return [
         CompilerMessageOut(
-            lineNumber=said.line, compiler=said.compiler, message=said.message, why=said.why
+            lineNumber=said.line,
+            compiler=said.compiler,
+            message=said.message,
+            why=said.why,
+            errorId=said.record_id,
         )
         for said in compiler_messages(text)
         if not explained & {said.line, said.message_line}

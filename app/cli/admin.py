@@ -150,6 +150,44 @@ def mine_api_command(
         write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
 
 
+@command(admin_cli, "mine-xla")
+def mine_xla_command(
+    xla_git: Annotated[Path | None, typer.Option(help="A git repository of openxla/xla.")] = None,
+    commit: Annotated[str, typer.Option(help="The commit of it to read.")] = "HEAD",
+    xla_cut: Annotated[
+        Path | None,
+        typer.Option(help="Instead: a cut of a checkout, each file's commit in its PINS.json."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="The dataset to write (default: data/mined/).")
+    ] = None,
+) -> None:
+    """Mine XLA's error catalogue (xla/error/error_codes.h and docs/errors/) into records.
+
+    Each code with a page becomes a record pinned to the commit that last changed its page,
+    or, where a curated record holds the code, an annotation of that record.
+    """
+    from app.jaxref.files import XLA_ERRORS_FILE
+    from app.knowledge.mining import DEFAULT_CURATED, curated_records
+    from app.knowledge.xla_catalogue import XlaSourceError, cut_source, git_source
+    from app.knowledge.xla_errors import catalogue_documents, write_catalogue
+
+    try:
+        if xla_git is not None and xla_cut is None:
+            source = git_source(xla_git, commit)
+        elif xla_cut is not None and xla_git is None:
+            source = cut_source(xla_cut)
+        else:
+            usage_error("give one of --xla-git and --xla-cut")
+        documents = list(catalogue_documents(source, curated_records(DEFAULT_CURATED)))
+    except XlaSourceError as exc:
+        usage_error(str(exc))
+    target = out or XLA_ERRORS_FILE
+    with _output(target) as stream:
+        count = write_catalogue(documents, stream)
+    err.print(f"{count} records and annotations in {target}")
+
+
 def _release_sources(git_dir: Path, wheels: Path) -> dict[str, ReleaseSource]:
     """Every release of the table, from the git repository or its wheel; a usage error
     where one can be had from neither."""

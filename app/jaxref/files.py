@@ -15,3 +15,5 @@ DATA_DIR = Path(__file__).resolve().parents[2] / "data"
 FRAME_INDEX_FILE = DATA_DIR / "frame-index.json"
 # Where each release defines its functions (``knowledge.functions``).
 FUNCTIONS_FILE = DATA_DIR / "jax-functions.json"
+# XLA's error catalogue, mined (``knowledge.xla_errors``; read by ``matching.compiler_advice``).
+XLA_ERRORS_FILE = DATA_DIR / "mined" / "xla-errors.jsonl"

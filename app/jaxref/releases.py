@@ -16,6 +16,7 @@ from app.jaxref.files import DATA_DIR
 
 RELEASES_FILE = DATA_DIR / "jax-releases.json"
 GITHUB = "https://github.com/jax-ml/jax/blob"
+COMPARE = "https://github.com/jax-ml/jax/compare"
 RELEASE_PATTERN = r"^\d+(?:\.\d+){2,3}$"
 _RELEASE = re.compile(RELEASE_PATTERN)
 

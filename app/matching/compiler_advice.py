@@ -20,14 +20,15 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.jaxref.files import DATA_DIR
+from app.jaxref.files import DATA_DIR, XLA_ERRORS_FILE
 
 if TYPE_CHECKING:
     from app.records.schema import ErrorRecord
@@ -57,6 +58,15 @@ class CompilerRecord:
     words: str | None = None  # whole: words every such message holds, looked for first
     op: str | None = None  # verifier: the upstream MLIR op
     work_out: str | None = None  # wrapped: what the figures after the message work out
+    code: str | None = None  # XLA's error code it is (``E2003``), which a paste may name alone
+    docs_url: str | None = None  # XLA's page of that code
+    code_name: str | None = None  # and its name (``CompileTimeMosaicUnsupportedRhsType``)
+    curated: bool = True  # written by people, not mined from XLA's catalogue
+    answer_id: str = ""  # the record whose solutions answer it: its own, or its sameFixAs
+
+    @property
+    def answered_by(self) -> str:
+        return self.answer_id or self.record_id
 
 
 CompilerTable = dict[str, tuple[CompilerRecord, ...]]
@@ -82,30 +92,53 @@ def keep_compiler_table(table: CompilerTable) -> None:
     _TABLE[:] = [table]
 
 
-def answer_of(record: ErrorRecord) -> str:
+def code_records() -> dict[str, CompilerRecord]:
+    """The record of each XLA error code: the curated record that holds it, else the
+    catalogue's (the miner writes none for a code a curated record holds; were there two,
+    the curated one, then the first in reading order, would answer)."""
+    table: dict[str, CompilerRecord] = {}
+    for records in compiler_table().values():
+        for record in records:
+            if record.code is None:
+                continue
+            held = table.get(record.code)
+            if held is None or (record.curated and not held.curated):
+                table[record.code] = record
+    return table
+
+
+def answer_of(record: ErrorRecord, fix: ErrorRecord | None = None) -> str:
     """What the reader says of a compiler's message: the record's documentation, then its
-    solutions."""
-    return " ".join(part for part in (record.documentation, *record.solutions) if part)
+    solutions, or those of the record ``fix`` (its ``sameFixAs``)."""
+    solutions = (fix or record).solutions
+    return " ".join(part for part in (record.documentation, *solutions) if part)
 
 
 def _compiler_records() -> CompilerTable:
     by_reading: defaultdict[str, list[tuple[int, CompilerRecord]]] = defaultdict(list)
-    for path in sorted(COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)):
-        model = _record(path)
+    pages = _catalogue_pages()
+    for where, model in _compiler_models():
         said = model.saidBy
         if said is None:
-            raise CompilerDataError(f"{path}: a compiler's record names who says it (saidBy)")
+            raise CompilerDataError(f"{where}: a compiler's record names who says it (saidBy)")
         if model.retired:
             continue
+        page = pages.get(model.id)
+        fix = _record_of(said.sameFixAs) if said.sameFixAs else None
         record = CompilerRecord(
             record_id=model.id,
             compiler=said.compiler,
             reading=said.reading,
             pattern=re.compile(str(model.messagePattern)),
-            advice=answer_of(model),
+            advice=answer_of(model, fix),
             words=said.words,
             op=said.op,
             work_out=said.workOut,
+            code=model.errorCode,
+            docs_url=page[0] if page else None,
+            code_name=page[1] if page else None,
+            curated=(model.model_extra or {}).get("documentationSource") == "curated",
+            answer_id=fix.id if fix else "",
         )
         by_reading[said.reading].append((said.order, record))
     ordered = {}
@@ -119,16 +152,65 @@ def _compiler_records() -> CompilerTable:
     return ordered
 
 
+def _compiler_models() -> Iterator[tuple[str, ErrorRecord]]:
+    """The curated records of compilers' messages, then the records of XLA's catalogue."""
+    for path in sorted(COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)):
+        yield str(path), _record(path)
+    for number, item in enumerate(_catalogue_lines(), 1):
+        if "record" in item:
+            yield f"{XLA_ERRORS_FILE}:{number}", _validated(item["record"], XLA_ERRORS_FILE)
+
+
+def _catalogue_pages() -> dict[str, tuple[str, str]]:
+    """XLA's page and name of each record of a code, by record id: the catalogue's own
+    records', and those of the curated records it annotates."""
+    pages = {}
+    for item in _catalogue_lines():
+        part = item.get("record") or item.get("annotation") or {}
+        facts = part.get("catalogue") or {}
+        if facts.get("docsUrl"):
+            pages[part.get("id") or part["recordId"]] = (facts["docsUrl"], facts["name"])
+    return pages
+
+
+def _catalogue_lines() -> list[dict[str, Any]]:
+    """The mined catalogue's lines; none where it was never mined."""
+    if not XLA_ERRORS_FILE.exists():
+        return []
+    try:
+        text = XLA_ERRORS_FILE.read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise CompilerDataError(f"{XLA_ERRORS_FILE}: {exc}") from exc
+
+
 def _record(path: Path) -> ErrorRecord:
     """The record of a file as the importer reads it (``RecordInvalid`` is a ValueError)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return _validated(document["record"], path)
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise CompilerDataError(f"{path}: {exc}") from exc
+
+
+def _record_of(record_id: str) -> ErrorRecord:
+    """The curated record of ``record_id`` (that a compiler's record names as its fix)."""
+    for path in sorted(COMPILER_RECORDS.glob("*.json")):
+        if f'"{record_id}"' in path.read_text(encoding="utf-8"):
+            record = _record(path)
+            if record.id == record_id:
+                return record
+    raise CompilerDataError(f"{COMPILER_RECORDS}: no record {record_id}, named by sameFixAs")
+
+
+def _validated(document: object, where: Path) -> ErrorRecord:
     # Imported here: a process handed the table (``keep_compiler_table``) never loads it.
     from app.records.validation import validate_record
 
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-        return validate_record(document["record"]).model
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise CompilerDataError(f"{path}: {exc}") from exc
+        return validate_record(document).model
+    except (TypeError, ValueError) as exc:
+        raise CompilerDataError(f"{where}: {exc}") from exc
 
 
 class _MemoryAdvice(BaseModel):

@@ -20,7 +20,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.matching.compiler_advice import compiler_records
+from app.jaxref.dtypes import parse_dtype
+from app.jaxref.inputs import InputValueError
+from app.matching.compiler_advice import code_records, compiler_records
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class CompilerMessage:
     compiler: str
     message: str  # what the compiler said, after the wrapper
     why: str  # why JAX's source does not hold it, which holds where no record matches it
+    record_id: str | None = None  # the record whose advice ``why`` gives, where one does
 
 
 _TPU_WRAPPER = "Mosaic failed to compile TPU kernel"
@@ -132,12 +135,45 @@ def misaligned_slice(details: str) -> str | None:
     )
 
 
+# The op a legalization failure names, then its operands' type where the paste shows the op
+# (``%5 = "math.log1p"(%4) … : (vector<8x128xbf16>) -> …``), on the lines after it.
+_LEGALIZE = re.compile(r"failed to legalize operation '(?P<op>[a-z_]+\.\w+)'")
+_OPERAND_TYPE = r'"{op}"\([^\n]*?:\s*\((?:vector<(?:\d+x)*)?(?P<type>[a-zA-Z]+\d+\w*)'
+
+
+def legalization(details: str) -> str | None:
+    """The op that could not be lowered and the dtype of its operands, from the op the paste
+    shows, and the dtype to compute it in instead: 32 bits of the same kind."""
+    said = _LEGALIZE.search(details)
+    if said is None:
+        return None
+    op = said["op"]
+    shown = re.search(_OPERAND_TYPE.format(op=re.escape(op)), details)
+    if shown is None:
+        return None
+    try:
+        dtype = parse_dtype(shown["type"])
+    except InputValueError:
+        return None
+    if dtype.bits >= 32 or dtype.kind not in ("float", "int", "uint"):
+        return None
+    wide = {"float": "float32", "int": "int32", "uint": "uint32"}[dtype.kind]
+    return (
+        f"Here {op} has {dtype.name} operands: compute it on x.astype(jnp.{wide}) and cast the "
+        f"result back with .astype(jnp.{dtype.name})"
+    )
+
+
 # What to do about libtpu's own messages behind Mosaic's TPU wrapper, each seen in a real
 # report, is data: the curated records of their reading "wrapped" (compiler_advice.py). The
 # chip decides most of them, so the same kernel may compile on a newer TPU. Their advice
 # follows the wrapper's attribution, and what the figures after the message work out.
 _MOSAIC_TPU_SAYS = "libtpu's Mosaic compiler said it; it ships in libtpu, not in JAX's source. "
-_WORK_OUT = {"misalignedBlock": misaligned_block, "misalignedSlice": misaligned_slice}
+_WORK_OUT = {
+    "misalignedBlock": misaligned_block,
+    "misalignedSlice": misaligned_slice,
+    "legalization": legalization,
+}
 _RET_CHECK_WHY = (
     "an internal check of XLA's C++ (RET_CHECK) failed: XLA ships inside jaxlib, and its "
     "source is not the Python and Mosaic code errata mined"
@@ -151,6 +187,8 @@ _VERIFIER = re.compile(
     r"MLIRError: Verification failed:|Pallas encountered an internal verification error"
 )
 _OP_DIAGNOSTIC = re.compile(r"'(?P<op>[a-z_]\w*\.[\w.]+)' op (?P<said>[^\n]+)")
+# An XLA error code standing alone, not a log line's level and date (``E1001 12:00:01``).
+_BARE_CODE = re.compile(r"(?<![\w/.-])E(?P<number>\d{4})\b(?![ \t]+\d\d:\d\d)")
 MAX_DIAGNOSTIC_LINES = 4  # lines after the verifier's words where its diagnostic may stand
 # Dialects whose ops Mosaic defines in jaxlib/mosaic, whose verifiers errata mined.
 MOSAIC_DIALECTS = frozenset({"tpu", "mosaic_gpu"})
@@ -162,6 +200,7 @@ def compiler_messages(text: str) -> list[CompilerMessage]:
     wrapped = _wrapped(text)
     behind = {said.message_line for said in wrapped}
     said = [*wrapped, *_verified(text), *_checked(text), *_reported(text, behind)]
+    said += _coded(text, {line for s in said for line in (s.line, s.message_line)})
     return sorted(said, key=lambda message: message.line)
 
 
@@ -193,31 +232,33 @@ def _wrapped(text: str) -> list[CompilerMessage]:
             message_line += len(rest) - len(following)
             message = _unquoted(following.partition("\n")[0].strip())
         compiler, why = _WRAPPERS[_WRAPPER_TAILS[said["wrapper"][1:]]]
+        record_id = None
         if (compiler, why) == _MOSAIC_TPU:
-            why = _advised(text, said, message) or why
+            record_id, why = _advised(text, said, message) or (None, why)
         # a message that names itself says more than its wrapper (what to do)
-        compiler, why = next(
+        compiler, why, record_id = next(
             (
-                (record.compiler, record.advice)
+                (record.compiler, record.advice, record.answered_by)
                 for record in compiler_records("whole")
                 if record.pattern.match(message)
             ),
-            (compiler, why),
+            (compiler, why, record_id),
         )
-        found.append(CompilerMessage(line, message_line, compiler, message, why))
+        found.append(CompilerMessage(line, message_line, compiler, message, why, record_id))
     return found
 
 
-def _advised(text: str, said: re.Match[str], message: str) -> str | None:
-    """What to do about a libtpu message ``said`` behind its wrapper, where a report told,
-    with what its figures on the lines after it work out."""
+def _advised(text: str, said: re.Match[str], message: str) -> tuple[str, str] | None:
+    """The record of a libtpu message ``said`` behind its wrapper, where a report told what
+    to do, and that advice, with what its figures on the lines after it work out."""
     for record in compiler_records("wrapped"):
         if record.pattern.match(message):
             worked = None
             if record.work_out is not None:
                 end = _end_of_lines(text, said.end(), MAX_DIAGNOSTIC_LINES)
                 worked = _WORK_OUT[record.work_out](text[said.start() : end])
-            return _MOSAIC_TPU_SAYS + record.advice + (f". {worked}" if worked else "")
+            advice = _MOSAIC_TPU_SAYS + record.advice + (f". {worked}" if worked else "")
+            return record.answered_by, advice
     return None
 
 
@@ -234,14 +275,15 @@ def _verified(text: str) -> list[CompilerMessage]:
         op = diagnostic["op"]
         dialect = op.split(".", 1)[0]
         said_of_op = diagnostic["said"].strip()
-        advised = next(
+        advising = next(
             (
-                record.advice
+                record
                 for record in compiler_records("verifier")
                 if record.op == op and record.pattern.match(f"'{op}' op {said_of_op}")
             ),
             None,
         )
+        advised = advising.advice if advising else None
         if dialect in MOSAIC_DIALECTS:
             why = (
                 f"'{op}' is an op of Mosaic's own {dialect} dialect, whose verifier errata "
@@ -262,7 +304,10 @@ def _verified(text: str) -> list[CompilerMessage]:
         message = _unquoted(f"'{op}' op {said_of_op}")
         line = _line_of(text, said.start())
         message_line = _line_of(text, diagnostic.start())
-        found.append(CompilerMessage(line, message_line, "MLIR's verifier", message, why))
+        record_id = advising.answered_by if advising and dialect not in MOSAIC_DIALECTS else None
+        found.append(
+            CompilerMessage(line, message_line, "MLIR's verifier", message, why, record_id)
+        )
     return found
 
 
@@ -283,8 +328,11 @@ def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
     """The messages a compiler or runtime prints whole (the records read ``whole``), the
     first of each kind (a log repeats them); one on a line of ``behind_wrappers`` is a
     wrapper's message already, and one with an f-string's fields is the source that prints it
-    (the frame's ``assert lhs.dtype == rhs.dtype, f"First input ({lhs.dtype}) …"``)."""
-    found = []
+    (the frame's ``assert lhs.dtype == rhs.dtype, f"First input ({lhs.dtype}) …"``). A line
+    that two records read is the first's in their order (Helion's look-alike of XLA's VMEM
+    report before XLA's)."""
+    found: list[CompilerMessage] = []
+    claimed = set(behind_wrappers)
     for record in compiler_records("whole"):
         # Each record's words first: a search of a 20 KB paste by ``in`` takes a fifth of the
         # time of the pattern's. (Reports that give their figures are memory reports instead.)
@@ -292,10 +340,44 @@ def _reported(text: str, behind_wrappers: set[int]) -> list[CompilerMessage]:
             continue
         for said in record.pattern.finditer(text):
             line = _line_of(text, said.start())
-            if line not in behind_wrappers and not _FIELD.search(said[0]):
+            if line not in claimed and not _FIELD.search(said[0]):
+                claimed.add(line)
                 message = _unquoted(said[0])
-                found.append(CompilerMessage(line, line, record.compiler, message, record.advice))
+                found.append(
+                    CompilerMessage(
+                        line, line, record.compiler, message, record.advice, record.answered_by
+                    )
+                )
                 break
+    return found
+
+
+def _coded(text: str, said_lines: set[int]) -> list[CompilerMessage]:
+    """XLA's error codes that a paste names alone ("hit E2003 again", or by the code's name),
+    each answered by its record, the first time it is named on a line no other message
+    stands on. absl's log lines start with a letter and the date (``E1001 12:00:01.5 …``:
+    an error of 1 October), which is no code."""
+    table = code_records()
+    named = [
+        (said.start(), "E" + said["number"], "E" + said["number"])
+        for said in _BARE_CODE.finditer(text)
+    ]
+    named += [
+        (text.find(record.code_name), code, record.code_name)
+        for code, record in table.items()
+        if record.code_name and record.code_name in text
+    ]
+    found, seen = [], set()
+    for position, code, words in sorted(named):
+        record = table.get(code)
+        line = _line_of(text, position)
+        if record is None or code in seen or line in said_lines:
+            continue
+        seen.add(code)
+        why = record.advice
+        if record.docs_url and record.docs_url not in why:
+            why += f" (XLA's page of {code}: {record.docs_url})"
+        found.append(CompilerMessage(line, line, record.compiler, words, why, record.record_id))
     return found
 
 

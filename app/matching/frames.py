@@ -246,6 +246,32 @@ class FrameIndex:
         """Every release with the record's site, on whichever line."""
         return self.names(self._site_mask(record_id))
 
+    def changed_in(self, record_id: str) -> tuple[str, str] | None:
+        """The last release with the record's site and the first mined release after it,
+        which lacks it: the release that removed or rewrote the check. None where the newest
+        release has the site, or where the same check stands in a later release elsewhere (it
+        moved). jaxlib's are none of them: its Mosaic passes went from Python to C++ and then
+        into libtpu, where their checks go on, so a release without one fixed nothing."""
+        site = self.site_of(record_id)
+        mask = self._site_mask(record_id)
+        if site is None or not mask or site.file.startswith("jaxlib/"):
+            return None
+        last = 1 << (mask.bit_length() - 1)
+        later = ((1 << len(self.releases)) - 1) & ~(2 * last - 1)
+        if not later or self._statement_masks.get(_statement(site), 0) & later:
+            return None  # none after it, or the same check stands elsewhere (it moved)
+        return self.names(last)[0], self.names(later & -later)[0]
+
+    @cached_property
+    def _statement_masks(self) -> dict[str, int]:
+        """A check (an assert's condition, a raise's message) → every release with a site
+        of it, in whichever file and of whichever class."""
+        masks: dict[str, int] = {}
+        for site in self.sites:
+            key = _statement(site)
+            masks[key] = masks.get(key, 0) | self._site_mask(site.record_id)
+        return masks
+
     def raised_outside(self, releases: Iterable[str]) -> Callable[[str], bool]:
         """A test of a record: whether none of ``releases`` has a site of it, nor prints it
         as a later release may print a C++ diagnostic; ``False`` where nothing tells (a
@@ -491,12 +517,19 @@ _PACKED_TABLES = (
 )
 
 
+def _statement(site: Site) -> str:
+    """A check as it reads wherever it moves: an assert's condition, a raise's message with
+    its fields erased (``{buffer.shape}`` and ``{array.shape}`` alike)."""
+    return site.condition if site.kind == "assert" else _FIELDS.sub("{}", site.message)
+
+
 def site_key(kind: str, error_class: str, condition: str, message: str) -> tuple[str, str]:
     """An assert is known by its condition, a raise by its class and message template."""
     return ("assert", condition) if kind == "assert" else (error_class, message)
 
 
 _DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*\(")
+_FIELDS = re.compile(r"\{[^{}]*\}")
 # Where the source pytest printed for a frame begins: the line between two frames, the
 # test's header, or the location of the frame before.
 _PYTEST_ENTRY_START = re.compile(r"\s*(?:(?:_ ){3,}|_{3,} |\S+?\.py:\d+:)")

@@ -61,6 +61,15 @@ _REPORTS = (
         r"available: (?P<limit>\d+)",
         _bytes,
     ),
+    # The same figures told in prose (a report's "that tiling asks for 102784 bytes of shared
+    # memory, and the card has 101376").
+    (
+        "triton",
+        "SMEM",
+        r"(?:asks for|needs|requires) (?P<requested>\d+) bytes of shared memory,? "
+        r"(?:and|but|while) the (?:card|GPU|device) (?:has|allows) (?P<limit>\d+)",
+        _bytes,
+    ),
     (
         "triton",
         "SMEM",
@@ -107,8 +116,9 @@ _BLOCK = re.compile(r"BlockSpec\(\s*(?:block_shape\s*=\s*)?\(\s*(\d+(?:\s*,\s*\d
 _DTYPE = re.compile(r"\b(?:jnp|np|jax\.numpy|numpy)\.(\w+)\b|\bdtype=['\"]?(\w+)")
 
 
-# Every report names its memory with one of these words: only the lines holding one are read.
-_REPORT_WORDS = ("memory", "vmem")
+# Every report names its memory with one of these words, or starts its prose figures with
+# "bytes" (wrapped before "memory"): only the lines holding one are read.
+_REPORT_WORDS = ("memory", "vmem", "bytes")
 
 
 def find_overflows(text: str) -> list[MemoryOverflow]:

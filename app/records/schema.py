@@ -210,10 +210,14 @@ class SaidBy(BaseModel):
         examples=["vector.shape_cast"],
         description="`verifier` only: the op whose diagnostic it is.",
     )
-    workOut: Literal["misalignedBlock", "misalignedSlice"] | None = None
+    workOut: Literal["misalignedBlock", "misalignedSlice", "legalization"] | None = None
     """`wrapped` only: what the figures printed on the lines after the message work out, added
     to the answer: E2002's block that fits the tiling (`misalignedBlock`), a ref's slice that
-    does (`misalignedSlice`)."""
+    does (`misalignedSlice`), the op and dtype a chip cannot lower (`legalization`)."""
+    sameFixAs: str | None = Field(default=None, pattern=RECORD_ID_PATTERN)
+    """The record whose solutions answer this message (a symptom of the error it records,
+    such as a version skew): the answer is this record's documentation, then that record's
+    solutions, and names that record."""
 
     @model_validator(mode="after")
     def _fields_of_its_reading(self) -> SaidBy:

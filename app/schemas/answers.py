@@ -120,6 +120,16 @@ class ClosestOut(BaseModel):
     why: str
 
 
+class ChangedInOut(BaseModel):
+    """The release after the site's last, which no longer has it, from the mined history."""
+
+    lastRelease: str = Field(examples=["0.4.28"])
+    release: str = Field(examples=["0.4.29"], description="The first release without the site.")
+    commit: str | None = Field(description="That release's commit.")
+    compareUrl: str | None = Field(description="What changed between the two releases.")
+    advice: str = Field(description="The upgrade, as the answer words it.")
+
+
 class SourceOnlyOut(BaseModel):
     filePath: str
     function: str
@@ -130,3 +140,7 @@ class SourceOnlyOut(BaseModel):
     sourceUrl: str | None
     unknown: str = Field(description="What errata does not know yet.")
     closest: list[ClosestOut] = Field(description="Curated records most like this one.")
+    changedIn: ChangedInOut | None = Field(
+        default=None,
+        description="Where a later release no longer has the site: the release to upgrade to.",
+    )

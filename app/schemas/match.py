@@ -188,6 +188,9 @@ class CompilerMessageOut(BaseModel):
     compiler: str = Field(examples=["libtpu (Mosaic's TPU compiler)"])
     message: str = Field(description="What the compiler said, after JAX's wrapper.")
     why: str = Field(description="Why JAX's source does not hold it.")
+    errorId: str | None = Field(
+        default=None, description="The record whose advice `why` gives, where one does."
+    )
 
 
 class MatchResponse(BaseModel):

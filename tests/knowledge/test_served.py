@@ -20,6 +20,7 @@ from app.answers.catalog_cache import CatalogCache
 from app.answers.match import MatchService
 from app.config import load_settings
 from app.db import make_engine, make_session_factory
+from app.jaxref.files import XLA_ERRORS_FILE
 from app.jaxref.releases import RELEASE_PATTERN, newest_release, release_key
 from app.jaxref.scope import backend_of
 from app.jaxref.templates import (
@@ -121,7 +122,26 @@ def test_first_start_loads_every_mined_record_beside_the_curated_ones(
     api = [
         line for path in (MINED_API, MINED_CALLS) for line in path.read_text("utf-8").splitlines()
     ]
-    assert total == len(mined_records()) + len(api) + len(curated)
+    # XLA's error codes that no curated record holds
+    xla = [line for line in XLA_ERRORS_FILE.read_text("utf-8").splitlines() if '"record"' in line]
+    assert len(xla) == 7
+    assert total == len(mined_records()) + len(api) + len(curated) + len(xla)
+
+
+def test_xla_error_codes_are_served_and_a_code_alone_is_answered(client: httpx.Client) -> None:
+    """E3000's record is the catalogue's, pinned to XLA's page; E2003's is the curated one,
+    annotated with the catalogue's facts; "hit E2003 again" reaches it."""
+    e3000 = client.get("/api/errors/115af7fa78ea3dfd").json()["record"]
+    assert e3000["errorMessage"] == "E3000: CompileTimeSparseCoreAllocationFailure"
+    assert e3000["catalogue"]["docsUrl"] == "https://openxla.org/xla/errors/error_3000"
+    e2003 = client.get("/api/errors/aa3acc483ca34283", params={"annotated": "true"}).json()
+    assert e2003["annotation"]["catalogue"]["name"] == (
+        "CompileTimeMosaicUnprovenMemoryAccessAlignment"
+    )
+    answer = client.post("/api/match", json={"text": "hit E2003 again"}).json()
+    [said] = answer["compilerMessages"]
+    assert (said["message"], said["compiler"]) == ("E2003", "libtpu (Mosaic's TPU compiler)")
+    assert "pl.multiple_of" in said["why"] and "error_2003" in said["why"]
 
 
 def test_a_seed_is_served_as_shipped_with_its_mined_facts_beside_it(

@@ -9,6 +9,7 @@ from functools import cache
 
 import pytest
 
+from app.jaxref.files import XLA_ERRORS_FILE
 from app.matching.compiler_advice import (
     COMPILER_RECORD_FILES,
     COMPILER_RECORDS,
@@ -516,12 +517,14 @@ VERIFIER = compiler_records("verifier")
 
 @cache
 def _messages() -> dict[str, str]:
-    """Each record's own message, by id."""
-    return {
-        record["id"]: record["errorMessage"]
+    """Each record's own message, by id: the curated files', and XLA's catalogue's."""
+    curated = [
+        json.loads(path.read_text(encoding="utf-8"))["record"]
         for path in COMPILER_RECORDS.glob(COMPILER_RECORD_FILES)
-        for record in [json.loads(path.read_text(encoding="utf-8"))["record"]]
-    }
+    ]
+    lines = map(json.loads, XLA_ERRORS_FILE.read_text(encoding="utf-8").splitlines())
+    mined = [line["record"] for line in lines if "record" in line]
+    return {record["id"]: record["errorMessage"] for record in [*curated, *mined]}
 
 
 def _message(record: CompilerRecord) -> str:

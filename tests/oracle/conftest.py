@@ -12,6 +12,7 @@ from app.answers.catalog import Catalog
 from app.answers.catalog_cache import CatalogCache
 from app.config import CURATED_SEED_PATHS, load_settings
 from app.db import make_engine, make_session_factory
+from app.jaxref.files import XLA_ERRORS_FILE
 from app.knowledge.calls import MINED_CALLS
 from app.knowledge.mining import MINED_SITES
 from app.knowledge.public_names import MINED_API
@@ -49,6 +50,8 @@ def full_catalog(backend: Backend) -> Iterator[Catalog]:
     engine = make_engine(settings.resolved_database_url)
     upgrade(settings, engine)
     sessions: sessionmaker[Session] = make_session_factory(engine)
-    import_paths(sessions, [*CURATED_SEED_PATHS, MINED_SITES, MINED_API, MINED_CALLS])
+    import_paths(
+        sessions, [*CURATED_SEED_PATHS, MINED_SITES, MINED_API, MINED_CALLS, XLA_ERRORS_FILE]
+    )
     yield CatalogCache(sessions, VersionWatch()).current()
     engine.dispose()
