@@ -20,6 +20,21 @@ class Violation:
     explanation: str
 
 
+class Verdict:
+    """A verdict's checks, in the order JAX runs them: the kernel lowers when none fails, and
+    the first that fails is the error JAX raises (later ones show once it is fixed)."""
+
+    violations: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    @property
+    def first_violation(self) -> Violation | None:
+        return self.violations[0] if self.violations else None
+
+
 @dataclass(frozen=True)
 class CodeChange:
     before: str

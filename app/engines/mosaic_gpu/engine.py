@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from app.engines.verdicts import Violation
+from app.engines.verdicts import Verdict, Violation
 from app.jaxref.dtypes import DType, parse_dtype
 from app.jaxref.inputs import InputValueError
 from app.jaxref.shapes import Dims, ShapeSpec, as_shape_spec
@@ -29,7 +29,7 @@ DTypeLike = str | DType
 
 
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(Verdict):
     operation: str
     shape: Dims
     dtype: DType
@@ -37,15 +37,6 @@ class CheckResult:
     jax_version: str
     lowering_semantics: str
     violations: tuple[Violation, ...]  # every failing check, in the order JAX runs them
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    @property
-    def first_violation(self) -> Violation | None:
-        """The error JAX raises: later violations show once the earlier ones are fixed."""
-        return self.violations[0] if self.violations else None
 
 
 @dataclass(frozen=True)

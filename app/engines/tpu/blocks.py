@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from app.engines.verdicts import Violation
+from app.engines.verdicts import Verdict, Violation
 from app.jaxref.dtypes import DType, parse_dtype
 from app.jaxref.files import DATA_DIR
 from app.jaxref.inputs import InputValueError, ShapeError
@@ -114,7 +114,7 @@ class BlockCase:
 
 
 @dataclass(frozen=True)
-class BlockCheck:
+class BlockCheck(Verdict):
     """The verdict on one BlockSpec: every failing check, in the order JAX runs them."""
 
     operation: str
@@ -124,14 +124,6 @@ class BlockCheck:
     chip: str
     jax_version: str
     violations: tuple[Violation, ...]
-
-    @property
-    def ok(self) -> bool:
-        return not self.violations
-
-    @property
-    def first_violation(self) -> Violation | None:
-        return self.violations[0] if self.violations else None
 
 
 def validate_block_shape(value: Sequence[object], field: str = "block_shape") -> BlockShape:
