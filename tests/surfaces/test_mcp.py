@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -33,7 +34,10 @@ def with_server(
             await client.initialize()
             return await talk(client)
 
-    return anyio.run(session)
+    # A thread of its own: an earlier test of the session (a sync Playwright browser, a
+    # kernel client) may leave an event loop running in this one.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        return thread.submit(anyio.run, session).result()
 
 
 def test_the_tools_answer_with_the_answer_model_and_markdown(offline_env: dict[str, str]) -> None:
