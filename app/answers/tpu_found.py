@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from pydantic import ValidationError
+
 from app.answers.catalog import Catalog
 from app.answers.tpu_compute import answer_tpu
 from app.engines.tpu import (
@@ -104,6 +106,10 @@ def _found(
         return found.model_copy(update={"unavailable": exc.detail})
     except InputValueError as exc:
         return found.model_copy(update={"unavailable": str(exc)})
+    except ValidationError as exc:  # values past the request's bounds (a rank of 9)
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return found.model_copy(update={"unavailable": f"{where}: {first['msg']}"})
 
 
 def _computed(found: TpuFoundOut, value: TpuValues, catalog: Catalog, text: str) -> TpuFoundOut:

@@ -167,3 +167,24 @@ def test_smaller_blocks_tile_the_array_the_pastes_code_states(catalog: Catalog) 
     assert not any("as large as the block" in each for each in found.assumed)
     diffs = [step.diff or "" for step in answers[0].alternatives]
     assert any("-grid=(8, 1)" in diff and "+grid=(32, 1)" in diff for diff in diffs), diffs
+
+
+@pytest.mark.parametrize(
+    ("block", "array", "said"),
+    [
+        (", ".join(["Blocked(block_size=3)"] * 9), ", ".join(["5"] * 9), "at most 8 items"),
+        ("Blocked(block_size=100), Blocked(block_size=100)", "9" * 23 + ", 256", "above the limit"),
+        ("Blocked(block_size=0), Blocked(block_size=100)", "0, 256", "is not positive"),
+    ],
+    ids=["rank 9", "absurd size", "zero"],
+)
+def test_values_past_the_engines_bounds_are_no_fix_and_no_failure(
+    catalog: Catalog, block: str, array: str, said: str
+) -> None:
+    """A paste's figures the engine refuses leave the reason, not a server error."""
+    text = (PASTES / "tpu-block-not-aligned.txt").read_text()
+    text = text.replace("Blocked(block_size=100), Blocked(block_size=100)", block)
+    text = text.replace("array shape (256, 256)", f"array shape ({array})")
+    response = MatchService(catalog).match(MatchRequest(text=text))
+    [found] = response.tpu
+    assert found.compute is None and found.unavailable is not None and said in found.unavailable
