@@ -80,8 +80,8 @@ _REPORTS = (
     (
         "tpu",
         "VMEM",
-        r"Ran out of memory in memory space vmem\b.*?Used (?P<requested>[\d.]+)M of "
-        r"(?P<limit>[\d.]+)M vmem",
+        r"Ran out of memory in memory space vmem\b.*?Used (?P<requested>\d+(?:\.\d+)?)M of "
+        r"(?P<limit>\d+(?:\.\d+)?)M vmem",
         _mebibytes,
     ),
     # XLA's TPU allocator, the memory space named in the allocation that follows:
@@ -100,7 +100,8 @@ _REPORTS = (
     (
         "tpu",
         "VMEM",
-        r"Scoped allocation with size (?P<requested>[\d.]+)M and limit (?P<limit>[\d.]+)M "
+        r"Scoped allocation with size (?P<requested>\d+(?:\.\d+)?)M "
+        r"and limit (?P<limit>\d+(?:\.\d+)?)M "
         r"exceeded scoped vmem limit",
         _mebibytes,
     ),

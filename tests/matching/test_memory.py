@@ -61,3 +61,12 @@ def test_xlas_tpu_allocator_names_the_memory_in_the_allocation_after_its_figures
 
 def test_a_paste_that_never_names_memory_has_no_report() -> None:
     assert find_overflows("smem_bytes=262160 > max_smem_bytes=232448\n" * 3) == []
+
+
+def test_a_figure_that_is_no_number_is_no_report() -> None:
+    """``16.3.5M`` (a paste's typo, a mangled log) reads as no figure, not as an error."""
+    for text in (
+        "Ran out of memory in memory space vmem. Used 16.3.5M of 16.00M vmem.",
+        "Scoped allocation with size 8.0.0M and limit 2.00M exceeded scoped vmem limit by 6M",
+    ):
+        assert find_overflows(text) == []
