@@ -5,10 +5,14 @@ the error, written from libtpu's real words where only a TPU does)."""
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.answers.answer import Answer
 from app.answers.cards import match_answers
@@ -16,6 +20,7 @@ from app.answers.catalog import Catalog
 from app.answers.links import Links
 from app.answers.match import MatchService
 from app.engines.tpu import check_blocks
+from app.errors import ProblemError
 from app.schemas.match import MatchRequest, MatchResponse
 from tests.conftest import Backend
 
@@ -188,3 +193,31 @@ def test_values_past_the_engines_bounds_are_no_fix_and_no_failure(
     response = MatchService(catalog).match(MatchRequest(text=text))
     [found] = response.tpu
     assert found.compute is None and found.unavailable is not None and said in found.unavailable
+
+
+FIGURES = re.compile(r"\d+|[(),]")
+MANGLED = st.sampled_from(["0", "-1", "9" * 30, "2147483648", "3.5", "1e9", "", "x", "(", ","])
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    paste=st.sampled_from(sorted(path.name for path in PASTES.glob("tpu-*.txt"))),
+    seed=st.randoms(use_true_random=False),
+    replacement=MANGLED,
+)
+def test_a_tpu_paste_with_mangled_figures_is_answered_or_refused(
+    catalog: Catalog, paste: str, seed: random.Random, replacement: str
+) -> None:
+    """Figures cut, typed wrong or absurd (a rank of 9, 10**29 rows, ``16.3.5M``) are read,
+    computed or left with a reason: never an exception of the service's own."""
+    text = FIGURES.sub(
+        lambda found: replacement if seed.random() < 0.25 else found.group(),
+        (PASTES / paste).read_text(),
+    )
+    try:
+        response = MatchService(catalog).match(MatchRequest(text=text))
+    except ProblemError:
+        return  # a paste the service refuses, with its 4xx
+    match_answers(response, catalog.records, LINKS)
