@@ -25,6 +25,7 @@ from app.engines.tpu import (
 )
 from app.errors import ProblemError
 from app.matching.tpu_values import (
+    MAX_CODE_LINES,
     TpuBlockValues,
     TpuDynamicOffset,
     TpuMatmulValues,
@@ -45,7 +46,6 @@ from app.schemas.tpu_found import (
 )
 
 MIB = 1 << 20
-MAX_CODE_LINES = 20_000  # lines read for the arrays a paste's code states (as the reader's)
 # Lines from a message's start to the figures the TPU reader types (E2002's wrapped message).
 MESSAGE_LINES = 3
 # A dtype of each bit width, for a check that depends only on the width (the rank-1 rule):
