@@ -119,13 +119,7 @@ def test_bad_input_is_a_422_naming_the_field(
 def test_a_tpu_case_answers_in_markdown_as_the_gpu_ones_do(client: httpx.Client) -> None:
     response = client.post(
         "/api/compute",
-        json={
-            "backend": "tpu",
-            "operation": "pallas_call",
-            "arrayShape": [256, 256],
-            "blockShape": [100, 100],
-            "dtype": "float32",
-        },
+        json=BLOCK_100,
         headers={"Accept": "text/markdown"},
     )
     assert response.status_code == 200
