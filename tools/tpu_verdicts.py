@@ -60,11 +60,22 @@ MATMULS = (  # (lhs, rhs, preferred_element_type; None: a bare @)
     ("float8_e4m3fn", "float8_e4m3fn", "bfloat16"),
 )
 MATMUL_SHAPES = (((128, 256), (256, 128)), ((128, 100), (100, 128)))
+# Every pair of these, into the 32-bit accumulator of its kind: which mixes Mosaic converts
+MIXED_DTYPES = ("float32", "bfloat16", "float16", "int8", "int4", "float8_e4m3fn", "float8_e5m2")
+PRECISE = (("float32", "float32"), ("bfloat16", "bfloat16"), ("bfloat16", "float32"))
+BIG_VMEM_SHAPE = (8192, 2048)  # float32 blocks of 32 and 64 MiB: past physical VMEM
+BIG_VMEM_LIMITS = (None, 128 * MIB, 256 * MIB)
 
 
 def grid() -> list[Case]:
     """Every case, each with a unique ``id``."""
-    return [*_block_cases(), *_vmem_cases(), *_offset_cases(), *_matmul_cases()]
+    return [
+        *_block_cases(),
+        *_vmem_cases(),
+        *_offset_cases(),
+        *_matmul_cases(),
+        *_mixed_matmul_cases(),
+    ]
 
 
 def _block_cases() -> list[Case]:
@@ -84,12 +95,20 @@ def _block_cases() -> list[Case]:
 def _vmem_cases() -> list[Case]:
     """Blocks of 2 to 16 MiB, in and out, under each scoped limit, double- or single-buffered."""
     shape = (4096, 2048)
-    return [
+    scoped = [
         _case("vmem", shape=shape, block=(rows, 2048), dtype="float32", limit=limit, buffers=n)
         for rows in VMEM_ROWS
         for limit in VMEM_LIMITS
         for n in (None, 1)
     ]
+    physical = [
+        _case("vmem", shape=BIG_VMEM_SHAPE, block=(rows, 2048), dtype="float32", limit=limit,
+              buffers=n)
+        for rows in (4096, 8192)
+        for limit in BIG_VMEM_LIMITS
+        for n in (None, 1)
+    ]  # fmt: skip
+    return scoped + physical
 
 
 def _offset_cases() -> list[Case]:
@@ -108,6 +127,26 @@ def _matmul_cases() -> list[Case]:
         for lhs, rhs, acc in MATMULS
         for lhs_shape, rhs_shape in MATMUL_SHAPES
     ]
+
+
+def _mixed_matmul_cases() -> list[Case]:
+    """Every pair of dtypes into its kind's 32-bit accumulator, and precision=HIGHEST."""
+    shapes = {"lhsShape": MATMUL_SHAPES[0][0], "rhsShape": MATMUL_SHAPES[0][1]}
+    pairs = [
+        _case("matmul", lhs=lhs, rhs=rhs, acc=_natural_acc(lhs, rhs), **shapes)
+        for lhs in MIXED_DTYPES
+        for rhs in MIXED_DTYPES
+        if (lhs, rhs, _natural_acc(lhs, rhs)) not in {m[:3] for m in MATMULS}
+    ]
+    precise = [
+        _case("matmul", lhs=lhs, rhs=rhs, acc="float32", precision="highest", **shapes)
+        for lhs, rhs in PRECISE
+    ]
+    return pairs + precise
+
+
+def _natural_acc(lhs: str, rhs: str) -> str:
+    return "int32" if lhs.startswith("int") and rhs.startswith("int") else "float32"
 
 
 def _case(family: str, **parameters: Any) -> Case:
@@ -205,11 +244,15 @@ def _matmul(case: Case) -> tuple[Callable[..., Any], list[Any], Callable[..., An
     lhs_shape, rhs_shape = tuple(case["lhsShape"]), tuple(case["rhsShape"])
     out_dtype = acc or jnp.result_type(jnp.dtype(case["lhs"]), jnp.dtype(case["rhs"])).name
 
+    precision = {"precision": jax.lax.Precision.HIGHEST} if case.get("precision") else {}
+
     def kernel(x_ref: Any, w_ref: Any, o_ref: Any) -> None:
         if acc is None:
             o_ref[...] = x_ref[...] @ w_ref[...]
         else:
-            o_ref[...] = jnp.dot(x_ref[...], w_ref[...], preferred_element_type=jnp.dtype(acc))
+            o_ref[...] = jnp.dot(
+                x_ref[...], w_ref[...], preferred_element_type=jnp.dtype(acc), **precision
+            )
 
     call = pl.pallas_call(
         kernel, out_shape=jax.ShapeDtypeStruct((lhs_shape[0], rhs_shape[1]), jnp.dtype(out_dtype))

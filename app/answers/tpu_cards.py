@@ -175,10 +175,22 @@ def _matmul(found: TpuFoundOut) -> tuple[str, tuple[Step, ...], tuple[Quote, ...
     matmul = found.matmul
     assert matmul is not None
     into = f" into {matmul.accDtype}" if matmul.accDtype else ""
+    if matmul.precision:
+        into += f" at precision {matmul.precision.upper()}"
     headline = f"The {found.chip} does not multiply {matmul.lhsDtype} × {matmul.rhsDtype}{into}"
     if matmul.supported:
         headline = f"The {found.chip} multiplies {matmul.lhsDtype} × {matmul.rhsDtype}{into}"
     steps = []
+    if matmul.precision == "highest" and not matmul.supported:
+        steps.append(
+            Step(
+                title="Leave the dot at the default precision",
+                note=f"a 16-bit product is exact at the default precision; {matmul.reason}",
+                diff=code_diff(
+                    "precision=lax.Precision.HIGHEST", "precision=lax.Precision.DEFAULT"
+                ),
+            )
+        )
     for lhs, rhs, acc in matmul.alternatives:
         title = f"Multiply {lhs} × {rhs} and accumulate in {acc}"
         diff = None

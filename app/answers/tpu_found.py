@@ -255,11 +255,17 @@ def _matmul(found: TpuFoundOut, value: TpuMatmulValues) -> TpuFoundOut:
         return found.model_copy(
             update={"unavailable": "the paste does not show both operands' dtypes"}
         )
-    support = matmul_support(value.lhs_dtype, value.rhs_dtype, found.chip, value.acc_dtype)
+    # Mosaic says "Bad lhs type" of a 16-bit float asked for an fp32 contraction (a v5e's
+    # verdicts: bfloat16 at precision=HIGHEST, and only then)
+    precision = "highest" if value.rule == "bad-lhs-type" else None
+    support = matmul_support(
+        value.lhs_dtype, value.rhs_dtype, found.chip, value.acc_dtype, precision
+    )
     out = TpuMatmulOut(
         lhsDtype=value.lhs_dtype,
         rhsDtype=value.rhs_dtype,
         accDtype=value.acc_dtype,
+        precision=precision,
         supported=support.supported,
         reason=support.reason,
         alternatives=[list(each) for each in support.alternatives],

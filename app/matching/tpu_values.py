@@ -408,9 +408,9 @@ def _vmem(text: str, sources: _Sources) -> Iterator[TpuVmemValues]:
 def _report(text: str, overflow: MemoryOverflow) -> str:
     if overflow.exact:
         return "allocation"
-    scoped = text.find("Scoped allocation")
-    ran_out = text.find("Ran out of memory")
-    return "scoped" if scoped >= 0 and (ran_out < 0 or scoped < ran_out) else "ran-out"
+    # A v5e's E1001 says both: "Ran out of memory in memory space vmem while allocating on
+    # stack for %tpu_custom_call… Scoped allocation with size 32.00M and limit 16.00M …"
+    return "scoped" if "Scoped allocation" in text else "ran-out"
 
 
 def _allocation(text: str, overflow: MemoryOverflow) -> tuple[tuple[int, ...] | None, str | None]:
@@ -511,6 +511,7 @@ _MATMUL_RULES = (
     ("Bad lhs type", "bad-lhs-type", "lhs"),
     ("Bad rhs type", "bad-rhs-type", "rhs"),
     ("float acc with int lhs", "float-acc-int-operand", None),
+    ("Mix int/int - NYI", "mixed-int-operands", None),
 )
 _VECTOR = re.compile(r"vector<(?P<dims>(?:\d{1,10}x){0,8})(?P<element>[a-zA-Z]\w{0,15})>")
 # The operation Mosaic prints after its words: "… }> : (vector<512x512xbf16>,

@@ -24,6 +24,9 @@ class TpuMatmulOut(BaseModel):
     lhsDtype: str
     rhsDtype: str
     accDtype: str | None
+    precision: str | None = Field(
+        None, description='"highest" where the message shows the dot asked for it ("Bad lhs type").'
+    )
     supported: bool
     reason: str
     alternatives: list[list[str]] = Field(

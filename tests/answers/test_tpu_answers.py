@@ -86,7 +86,7 @@ def answered(catalog: Catalog, paste: str) -> tuple[MatchResponse, list[Answer]]
         ),
         (
             "tpu-vmem-allocation.txt",
-            "the blocks take 1,073,741,824 bytes",
+            "the blocks take 536,870,912 bytes",
             "Shrink every input and output block along axis 0 to 1024",
             "pl.BlockSpec((8192, 8192)",
             "pl.BlockSpec((1024, 8192)",

@@ -114,9 +114,8 @@ def test_a_file_off_the_schema_is_refused() -> None:
 
 
 def test_the_committed_verdicts_keep_to_the_schema() -> None:
-    """None is recorded until a TPU is available: data/tpu-verdicts/README.md."""
-    for verdict in recorded_verdicts(VERDICTS):
-        assert verdict.run.mode == "tpu" and verdict.id
+    verdicts = list(recorded_verdicts(VERDICTS))
+    assert verdicts and all(verdict.run.mode == "tpu" and verdict.id for verdict in verdicts)
 
 
 @pytest.mark.parametrize("name", sorted(CAPTURED))

@@ -37,7 +37,8 @@ MATMUL_DTYPES = (
 )
 # Bit widths of the dtypes Pallas TPU blocks hold.
 BIT_WIDTHS = (4, 8, 16, 32)
-# Not in JAX's source: libtpu's default for --xla_tpu_scoped_vmem_limit_kib, per chip.
+# Not in JAX's source: libtpu's default for --xla_tpu_scoped_vmem_limit_kib, per chip; a
+# v5e printed "limit 16.00M" (data/tpu-verdicts/), the others are assumed.
 DEFAULT_SCOPED_VMEM = {
     "v4": 16 * 2**20,
     "v5e": 16 * 2**20,
@@ -87,7 +88,8 @@ def facts() -> dict[str, Any]:
         "jaxVersion": jax.__version__,
         "source": "jax/_src/pallas/mosaic/tpu_info.py (get_tpu_info_for_chip, one TensorCore; "
         "get_sublane_tiling; is_matmul_supported)",
-        "defaultScopedVmemSource": "libtpu's default scoped VMEM limit; not in JAX's source",
+        "defaultScopedVmemSource": "libtpu's default scoped VMEM limit; not in JAX's source: "
+        "a v5e's recorded, the rest assumed",
         "chips": [chip_facts(name) for name in CHIPS],
     }
 
