@@ -154,14 +154,19 @@ def test_a_release_the_tpu_engine_does_not_model_is_refused_by_name(catalog: Cat
     assert all(answer.kind != "compute" for answer in answers)
 
 
-def test_a_supported_matmul_leaves_the_record_to_answer(catalog: Catalog) -> None:
-    """bfloat16 × bfloat16 into float32 is one the v5e takes: the engine does not reproduce
-    "Bad lhs type" (a precision the operands cannot give), so it claims no fix."""
+def test_bad_lhs_type_leads_with_the_default_precision(catalog: Catalog) -> None:
+    """bfloat16 × bfloat16 into float32 compiles on a v5e at the default precision and is
+    "Bad lhs type" at precision=HIGHEST (data/tpu-verdicts/): that is the change to make."""
     response, answers = answered(catalog, "tpu-bad-lhs-type-logged.txt")
     [found] = response.tpu
-    assert found.matmul is not None and found.matmul.supported
-    assert found.unavailable is not None and "does not model" in found.unavailable
-    assert all(answer.doThis is None or "Multiply" not in answer.doThis.title for answer in answers)
+    assert found.matmul is not None and not found.matmul.supported
+    assert (found.matmul.precision, found.matmul.reason) == ("highest", "Bad lhs type")
+    first = answers[0]
+    assert first.headline.endswith("into float32 at precision HIGHEST")
+    assert first.doThis is not None and first.doThis.diff == (
+        "-precision=lax.Precision.HIGHEST\n+precision=lax.Precision.DEFAULT"
+    )
+    assert all(lhs == rhs == "float32" for lhs, rhs, _ in found.matmul.alternatives[:1])
 
 
 def test_smaller_blocks_tile_the_array_the_pastes_code_states(catalog: Catalog) -> None:

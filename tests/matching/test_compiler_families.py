@@ -28,7 +28,7 @@ FAMILIES = [
         "vector<64x256xf32>) -> vector<64x256xf32>\n",
         MOSAIC,
         BAD_LHS,
-        ("Give both operands of the dot one dtype", "drop precision=lax.Precision.HIGHEST"),
+        ("drop precision=lax.Precision.HIGHEST", "give it float32 operands"),
     ),
     # math.log1p on bfloat16 on a v5e: the op and dtype worked out from the op shown
     (
