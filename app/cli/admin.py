@@ -150,6 +150,25 @@ def mine_api_command(
         write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
 
 
+@command(admin_cli, "adopt-curated")
+def adopt_curated_command() -> None:
+    """Let the curated records adopt their mined sites, without mining again.
+
+    A record written for a site after the last mining (data/records/) replaces the site's
+    mined record in data/mined/jax-sites.jsonl, and the frame index follows it.
+    """
+    from app.jaxref.files import FRAME_INDEX_FILE
+    from app.knowledge.calls import MINED_CALLS
+    from app.knowledge.frame_index import write_frame_index
+    from app.knowledge.mining import MINED_SITES, adopt_into
+    from app.knowledge.public_names import MINED_API
+
+    with _output(MINED_SITES) as stream:  # read whole before the first line is written
+        adopted = adopt_into(MINED_SITES, stream)
+    write_frame_index([MINED_SITES, MINED_API, MINED_CALLS], FRAME_INDEX_FILE)
+    err.print(f"{adopted} sites newly curated in {MINED_SITES}; frames in {FRAME_INDEX_FILE}")
+
+
 @command(admin_cli, "mine-xla")
 def mine_xla_command(
     xla_git: Annotated[Path | None, typer.Option(help="A git repository of openxla/xla.")] = None,

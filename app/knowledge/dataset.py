@@ -67,7 +67,9 @@ def adopt_curated(tracks: dict[str, Track], curated: Iterable[dict[str, Any]]) -
     an annotation. A curated record written for a mined site has that site's id; an older
     one (a seed) gives its id to the site in its file whose message, current or older, is
     the record's, or failing that reads as the record's (``shape={shape}`` as ``{shape=}``),
-    the nearest to the record's line first."""
+    the nearest to the record's line first. A record of a bare exception (its message is its
+    class: an ``assert`` without one) takes the bare site of that class on the record's line
+    in some release, since no wording tells such sites apart."""
     records = [r for r in curated if r.get("filePath") and r.get("errorMessage")]
     for record in records:  # written for a mined site, under the mined record's own id
         if record["id"] in tracks:
@@ -86,10 +88,32 @@ def adopt_curated(tracks: dict[str, Track], curated: Iterable[dict[str, Any]]) -
             if not matching:
                 continue
             line = record.get("lineNumber") or 0
-            track = min(matching, key=lambda t: (abs(t.site.line - line), t.id))
-            del tracks[track.id]
-            track.id, track.curated = record["id"], True
-            tracks[track.id] = track
+            _adopt(tracks, min(matching, key=lambda t: (abs(t.site.line - line), t.id)), record)
+    for record in records:
+        if record["id"] not in tracks and record["errorMessage"] == record.get("errorClass"):
+            bare = [track for track in tracks.values() if _bare_site_of(track, record)]
+            if len(bare) == 1:
+                _adopt(tracks, bare[0], record)
+
+
+def _adopt(tracks: dict[str, Track], track: Track, record: dict[str, Any]) -> None:
+    del tracks[track.id]
+    track.id, track.curated = record["id"], True
+    tracks[track.id] = track
+
+
+def _bare_site_of(track: Track, record: dict[str, Any]) -> bool:
+    """Whether ``track`` is a message-less site of the record's class, on its file and line
+    in some release."""
+    return (
+        not track.curated
+        and track.site.error_class == record["errorClass"]
+        and not any(wording.template for wording in track.wordings)
+        and any(
+            (place.file_path, place.line) == (record["filePath"], record.get("lineNumber"))
+            for place in track.appearances
+        )
+    )
 
 
 def message_skeleton(template: str) -> str:

@@ -12,6 +12,7 @@ pattern must read the real message, which the oracle tests check against JAX.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 from functools import cache
@@ -25,7 +26,7 @@ from app.jaxref.files import FUNCTIONS_FILE
 from app.jaxref.releases import newest_release, release_commits, source_url
 from app.jaxref.templates import compile_pattern, derive_pattern
 from app.knowledge import dataset
-from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, curated_records
+from app.knowledge.mining import DEFAULT_CURATED, MINED_SITES, adopt_into, curated_records
 from app.records.importer import read_documents
 from app.records.slugs import derive_slug
 from app.records.validation import validate_record
@@ -268,6 +269,35 @@ def test_adopting_the_curated_records_makes_their_sites_annotations() -> None:
     dataset.adopt_curated(tracks, curated_records(DEFAULT_CURATED))
     for path in SITE_RECORDS:
         assert tracks[_record(path)["id"]].curated, path.name
+
+
+def test_the_committed_dataset_is_what_adopting_the_curated_records_makes_it() -> None:
+    """``errata admin adopt-curated`` was run after the last record was written."""
+    out = io.StringIO()
+    assert adopt_into(MINED_SITES, out) == 0
+    assert out.getvalue() == MINED_SITES.read_text(encoding="utf-8")
+
+
+def test_a_bare_assert_record_adopts_the_bare_site_on_its_line() -> None:
+    """transform_type's tiling assert has no message to adopt it by: its record names the
+    site's file and line (733 in 0.11.1), which one release's appearance stands on."""
+    record = next(r for r in curated_records(DEFAULT_CURATED) if r["id"] == "054ee89b15485d92")
+    assert record["errorMessage"] == record["errorClass"] == "AssertionError"
+    tracks = dataset.load(MINED_SITES)
+    site = tracks.pop(record["id"])
+    site.id, site.curated = "as mined", False
+    tracks[site.id] = site
+    others = {k: t.curated for k, t in tracks.items()}
+    dataset.adopt_curated(tracks, [record])
+    assert tracks[record["id"]] is site and site.curated and "as mined" not in tracks
+    assert {k: t.curated for k, t in tracks.items() if k != record["id"]} == {
+        k: v for k, v in others.items() if k != "as mined"
+    }
+    moved = {**record, "lineNumber": record["lineNumber"] + 1}  # no appearance there
+    site.id, site.curated = "as mined", False
+    tracks = {"as mined": site}
+    dataset.adopt_curated(tracks, [moved])
+    assert list(tracks) == ["as mined"]
 
 
 # --- errors raised outside the mined paths --------------------------------------------------

@@ -51,9 +51,10 @@ def real_tiling_assert() -> str:
 
 
 def tiling_site() -> dict[str, Any]:
+    """The site of transform_type's tiling assert, which a curated record took."""
     [site] = [
         r
-        for r in mined_records()
+        for r in mined_sites()
         if r["site"]["function"] == "TilingTransform.transform_type"
         and r["site"]["kind"] == "assert"
         and "tiled_dims" in r["site"]["condition"]
