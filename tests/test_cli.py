@@ -114,7 +114,10 @@ def test_match_reads_a_file_or_stdin(errata, tmp_path: Path) -> None:  # type: i
     assert "shape: [7] · dtype: int4 · " in facts  # the values the paste gives
     assert "\nRecord page → errata show 225d0e9c2ee22311\n" in readable.stdout
     best = readable.stdout.split("\nDo this: ")[1].split("\nOr: ")[0]
-    assert "    -plgpu.SMEM((7,), jnp.int4)\n    +plgpu.SMEM((256,), jnp.int4)\n" in best
+    assert (  # the line of the paste's code that writes the block
+        "    -lower('copy_gmem_to_smem', (7,), 'int4', None)\n"
+        "    +lower('copy_gmem_to_smem', (256,), 'int4', None)\n"
+    ) in best
     as_json = json.loads(errata("match", "--json", str(traceback)).stdout)
     assert as_json["matches"][0]["values"]["shape"] == [7]
     line = as_json["matches"][0]["lineNumber"]
@@ -532,10 +535,11 @@ def test_help_lists_the_users_commands_first_and_the_maintainers_under_admin(err
     assert re.findall(r"^│ (\w[\w-]*) ", maintainers, re.M) == ["admin"]
     assert "mine" not in shown
     admin = errata("admin", "--help", COLUMNS="100").stdout
-    assert re.findall(r"^│ (\w[\w-]*) ", admin, re.M)[-5:] == [
+    assert re.findall(r"^│ (\w[\w-]*) ", admin, re.M)[-6:] == [
         "mine",
         "mine-releases",
         "mine-api",
+        "adopt-curated",
         "mine-xla",
         "db",
     ]

@@ -93,7 +93,11 @@ class Answer(_Frozen):
 def code_diff(before: str, after: str) -> str:
     """``before`` changed into ``after``, as a unified diff's body: unchanged lines (the
     paste's ``# file, line N`` comment) as context, then the lines removed and added."""
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=3)
+    old, new = before.splitlines(), after.splitlines()
+    if len(old) == len(new):  # line for line: each change under the line it replaces
+        pairs = zip(old, new, strict=True)
+        return "\n".join(f" {a}" if a == b else f"-{a}\n+{b}" for a, b in pairs)
+    lines = difflib.unified_diff(old, new, lineterm="", n=3)
     return "\n".join(line for line in list(lines)[2:] if not line.startswith("@@"))
 
 

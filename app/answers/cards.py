@@ -55,11 +55,15 @@ def step_heading(answer: Answer, index: int) -> str:
 
 
 def hidden_steps_note(answer: Answer, shown: int) -> str | None:
-    """Said when a short answer leaves steps out; the All fixes link lists them."""
+    """Said when a short answer leaves steps out, with the link that lists them (All fixes,
+    else the record's page) where the answer has one."""
     hidden = len(answer.steps) - shown
     if hidden <= 0:
         return None
-    return f"{hidden} more {'fix' if hidden == 1 else 'fixes'}: follow All fixes."
+    more = f"{hidden} more {'fix' if hidden == 1 else 'fixes'}"
+    labels = {link.label for link in answer.links}
+    listed = next((label for label in ("All fixes", "Record page") if label in labels), None)
+    return f"{more}: follow {listed}." if listed else f"{more}."
 
 
 def _sentence(text: str) -> str:
@@ -221,7 +225,13 @@ def _raise_point_answer(
     else:
         told = f"JAX's frame points at this site: {first.why}."
         headline = f"Raised by JAX in {where}"
-    steps = advice_steps(advised.solutions if advised else ())
+    if first.failure is not None:  # computed from the paste's code: the message had nothing
+        headline, said = first.failure, (f"Raised by JAX in {where}.", *said)
+    computed = tuple(
+        Step(title=fix.title, note=fix.note, diff=code_diff(fix.before, fix.after))
+        for fix in first.fixes
+    )
+    steps = (*computed, *advice_steps(advised.solutions if advised else ()))
     return Answer.with_steps(
         steps,
         kind="site",

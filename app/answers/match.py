@@ -5,18 +5,17 @@ Everything it reads is in the process's catalog (see ``catalog.py``): no databas
 
 from __future__ import annotations
 
-import re
 from typing import TypeGuard, cast
 
 from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
+from app.answers.code_edits import located, resized
 from app.answers.compute import ComputeService, checked_jax_version
 from app.answers.computed import keyword_out, memory_overflows, primitive_out, source_only_out
+from app.answers.site_fixes import site_fixes
 from app.answers.tpu_found import tpu_found, tpu_lines, tpu_on
-from app.engines.mosaic_gpu import InputValueError, render_list, render_tuple
-from app.engines.mosaic_gpu.snippets import jnp_spelling
+from app.engines.mosaic_gpu import InputValueError
 from app.engines.mosaic_gpu.versions import MODELLED
 from app.errors import PayloadTooLarge, ProblemError, invalid_field
-from app.jaxref.dtypes import parse_dtype
 from app.matching import FoundException, Match, PasteTooLarge, UnreadablePaste, match_paste
 from app.matching.compilers import compiler_messages
 from app.matching.frames import Frame, FrameIndex, SourceSite
@@ -28,7 +27,6 @@ from app.schemas.compute import (
     LOWERING_SEMANTICS,
     ComputeRequest,
     ComputeResponse,
-    FixOut,
     LoweringSemantics,
 )
 from app.schemas.match import (
@@ -104,15 +102,18 @@ class MatchService:
             unmatched=[_exception(found) for found in report.unmatched],
             suggestions=suggestions,
             release=_release(release) if _tells(release) else None,
-            raisePoints=[self._raise_point(point, followed) for point in report.raise_points],
+            raisePoints=[
+                self._raise_point(point, followed, request.text) for point in report.raise_points
+            ],
             memory=memory,
             tpu=tpu,
             compilerMessages=_unexplained(request.text, matches, memory, tpu),
             skippedExceptions=report.skipped_exceptions,
         )
 
-    def _raise_point(self, point: RaisePoint, followed: str | None) -> RaisePointOut:
+    def _raise_point(self, point: RaisePoint, followed: str | None, text: str) -> RaisePointOut:
         info = self.catalog.records.get(point.record_id) if point.record_id else None
+        failure, fixes = site_fixes(info.rule if info is not None else None, text)
         # A release with the site on the frame's line: the one followed, if it is one.
         releases = point.releases
         release = followed if not releases or followed in releases else releases[-1]
@@ -132,6 +133,8 @@ class MatchService:
             sourceUrl=_url(shown),
             why=point.reason,
             via=point.via,
+            failure=failure,
+            fixes=fixes,
         )
 
     def _match(
@@ -239,7 +242,7 @@ class MatchService:
                 fix = self.engine.compute(
                     _fix_request(operation, values.shape, values.dtype, raising)
                 )
-                return operation, _from_the_users_line(fix, match.user_frame), None
+                return operation, _in_the_users_code(fix, match.user_frame, text), None
         because = f" ({'; '.join(dict.fromkeys(refused))})" if refused else ""
         return (
             operations[0],
@@ -347,48 +350,23 @@ def _missing_values(shape: list[int] | None, dtype: str | None) -> str:
     return "the paste does not show the block's shape and dtype"
 
 
-def _from_the_users_line(fix: ComputeResponse, frame: UserFrame | None) -> ComputeResponse:
-    """Each fix as a change of the user's line that writes the block's shape (where the paste
-    shows one), so that before and after are one statement; else the construct's own line
-    with the user's values. A copy: answers are shared."""
-    if frame is None or frame.source is None:
-        return fix
-    place = f"# {frame.file}, line {frame.line}\n"
+def _in_the_users_code(fix: ComputeResponse, frame: UserFrame | None, text: str) -> ComputeResponse:
+    """Each fix as a change of the user's code: every line of the paste that writes the
+    block's shape, and the call cut back to it (``code_edits``); else the construct's own
+    line with the user's values. A copy: answers are shared."""
+    call = frame.source if frame is not None else None
     fixes = []
     for option in fix.fixes:
-        after = _users_line_fixed(frame.source, fix, option)
-        if after is not None:
-            code = {"before": place + frame.source, "after": place + after}
+        edit = None
+        if option.targetDtype == fix.targetDtype:  # a view's target the code cannot show
+            edit = resized(text, call, fix.shape, fix.dtype, option.shape, option.dtype)
+        if edit is not None and frame is not None and frame.source is not None:
+            edit = located(edit, frame.source, f"# {frame.file}, line {frame.line}")
+        if edit is not None:
+            code = {"before": edit.before, "after": edit.after}
             option = option.model_copy(update={"code": option.code.model_copy(update=code)})
         fixes.append(option)
     return fix.model_copy(update={"fixes": fixes})
-
-
-def _shape_literal(shape: list[int]) -> re.Pattern[str]:
-    """The shape as code writes it: a tuple (a rank-1 one with its comma) or a list, spaced
-    any way, with a trailing comma or not."""
-    items = r"\s*,\s*".join(str(size) for size in shape)
-    comma = r"\s*,\s*" if len(shape) == 1 else r"\s*,?\s*"
-    return re.compile(rf"(?<![\w.])(?:\(\s*{items}{comma}\)|\[\s*{items}\s*,?\s*\])")
-
-
-def _users_line_fixed(source: str, fix: ComputeResponse, option: FixOut) -> str | None:
-    """The user's line with the fix's shape and dtype, or None where the line does not write
-    the block's shape once, or the fix changes what the line cannot show (a view's target)."""
-    found = list(_shape_literal(fix.shape).finditer(source))
-    if len(found) != 1 or option.targetDtype != fix.targetDtype:
-        return None
-    start, end = found[0].span()
-    written = (render_list if source[start] == "[" else render_tuple)(tuple(option.shape))
-    after = source[:start] + written + source[end:]
-    if option.dtype == fix.dtype:
-        return after
-    before_name, after_name = (
-        jnp_spelling(parse_dtype(name)) for name in (fix.dtype, option.dtype)
-    )
-    if after.count(before_name) != 1:
-        return None
-    return after.replace(before_name, after_name)
 
 
 def _frame(frame: UserFrame | None) -> UserFrameOut | None:

@@ -162,6 +162,15 @@ class ReleaseOut(BaseModel):
     )
 
 
+class CodeFixOut(BaseModel):
+    """A change of the paste's own code, computed for the values it writes and checked."""
+
+    title: str
+    note: str
+    before: str = Field(description="The paste's lines of code that change, in its order.")
+    after: str
+
+
 class RaisePointOut(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True)
 
@@ -181,6 +190,14 @@ class RaisePointOut(BaseModel):
     """`frame`: the exception's last JAX frame is on this site; `quote`: the paste quotes the
     site's statement outside a traceback (a code block, a diff); `cut`: a traceback cut
     before its exception line ends at a frame on this site."""
+    failure: str | None = Field(
+        None,
+        description="What failed, computed from the values the paste's code writes, where "
+        "the site's record has a rule the engine computes for a bare exception.",
+    )
+    fixes: list[CodeFixOut] = Field(
+        default_factory=list, description="Changes of the paste's code, best first."
+    )
 
 
 class CompilerMessageOut(BaseModel):

@@ -30,8 +30,11 @@ def test_match_answers_in_markdown_when_asked(client: httpx.Client) -> None:
     text = response.text
     assert text.startswith("### ValueError: Can only transfer integer bytes")
     assert "**Do this: Pad the block from 7 to 256 elements**" in text
-    assert "```diff\n-plgpu.SMEM((7,), jnp.int4)\n+plgpu.SMEM((256,), jnp.int4)\n```" in text
-    assert "plgpu.SMEM((32,), jnp.int32)" in text, "every fix, unlike the chat answers"
+    assert (
+        "```diff\n-lower('copy_gmem_to_smem', (7,), 'int4', None)\n"
+        "+lower('copy_gmem_to_smem', (256,), 'int4', None)\n```"
+    ) in text
+    assert "lower('copy_gmem_to_smem', (32,), 'int32', None)" in text, "every fix, not chat's three"
     assert f"({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text
 
 

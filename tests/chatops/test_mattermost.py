@@ -53,7 +53,10 @@ def test_a_paste_is_answered_in_markdown(client: httpx.Client) -> None:
     assert "shape `[7]` · dtype `int4` · bit width `4`" in text
     assert text.count("Can only transfer integer bytes") == 1  # the message once
     assert "**Do this: Pad the block from 7 to 256 elements**" in text
-    assert "```diff\n-plgpu.SMEM((7,), jnp.int4)\n+plgpu.SMEM((256,), jnp.int4)\n```" in text
+    assert (
+        "```diff\n-lower('copy_gmem_to_smem', (7,), 'int4', None)\n"
+        "+lower('copy_gmem_to_smem', (256,), 'int4', None)\n```"
+    ) in text
     assert "_3 more fixes: follow All fixes._" in text
     assert "plgpu.SMEM((128,), jnp.int8)" not in text, "the best fix only, as in Slack"
     assert f"[Record page]({PUBLIC_BASE_URL}/errors/225d0e9c2ee22311)" in text

@@ -96,7 +96,10 @@ def test_a_pasted_traceback_gets_the_error_its_values_and_the_best_fix(
     # Do this comes straight after the headline, as a diff of the construct.
     do_this = blocks[1]["text"]["text"]
     assert do_this.startswith("*Do this: Pad the block from 7 to 256 elements*")
-    assert "```\n-plgpu.SMEM((7,), jnp.int4)\n+plgpu.SMEM((256,), jnp.int4)\n```" in do_this
+    assert (
+        "```\n-lower('copy_gmem_to_smem', (7,), 'int4', None)\n"
+        "+lower('copy_gmem_to_smem', (256,), 'int4', None)\n```"
+    ) in do_this
     texts = block_texts(message)
     assert "*shape* `[7]` · *dtype* `int4` · *bit width* `4`" in texts
     assert texts.count("Can only transfer integer bytes") == 1  # the message once

@@ -22,7 +22,15 @@ HEADLINE = (
     " (7 × 4 bits = 28 bits; 28 mod 8 = 4)"
 )
 DO_THIS = "Do this: Pad the block from 7 to 256 elements"
-DIFF = ("-plgpu.SMEM((7,), jnp.int4)", "+plgpu.SMEM((256,), jnp.int4)")
+DIFF = ("-plgpu.SMEM((7,), jnp.int4)", "+plgpu.SMEM((256,), jnp.int4)")  # no code shown
+
+
+def users_diff(call: str) -> tuple[str, str]:
+    """The diff of the user's own line that writes the block of 7 (where the traceback
+    shows it): the same fix, written into it."""
+    return f"-{call}", "+" + call.replace("(7,)", "(256,)")
+
+
 RECORD_LINK = "errata show 225d0e9c2ee22311"
 
 

@@ -19,11 +19,12 @@ from IPython.utils.capture import CapturedIO, capture_output
 from jupyter_client.manager import start_new_kernel
 
 from app.config import REPO_ROOT
-from tests.surfaces.conftest import DIFF, DO_THIS, HEADLINE, RECORD_LINK, process_env
+from tests.surfaces.conftest import DO_THIS, HEADLINE, RECORD_LINK, process_env, users_diff
 
 IMPORT = "from tests.oracle.jax_kernels import lower"
 # JAX raises "Can only transfer integer bytes (shape=[7], dtype=i4)" for it.
 FAILING = "lower('copy_gmem_to_smem', (7,), 'int4')"
+DIFF = users_diff(FAILING)
 JAX_SAYS = "ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)"
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 

@@ -1,0 +1,66 @@
+"""code_edits: a fix written into every line of the user's code that needs it."""
+
+from __future__ import annotations
+
+from app.answers.answer import code_diff
+from app.answers.code_edits import code_lines, replaced, resized, shape_literal
+
+PASTE = """Here is my kernel; the shape (7,) fails:
+```python
+x = jnp.zeros((7,), jnp.int4)
+kernel = plgpu.kernel(
+    body,
+    out_type=jax.ShapeDtypeStruct((7,), jnp.int4),
+    scratch_types=[plgpu.SMEM((7,), jnp.int4), plgpu.Barrier()],
+)
+y = kernel(x)
+```
+Traceback (most recent call last):
+  File "repro.py", line 9, in <module>
+    y = kernel(x)
+ValueError: Can only transfer integer bytes (shape=[7], dtype=i4)
+"""
+
+
+def test_the_lines_of_code_are_found_not_the_prose_nor_the_message() -> None:
+    assert code_lines(PASTE, shape_literal((7,))) == [
+        "x = jnp.zeros((7,), jnp.int4)",
+        "out_type=jax.ShapeDtypeStruct((7,), jnp.int4),",
+        "scratch_types=[plgpu.SMEM((7,), jnp.int4), plgpu.Barrier()],",
+    ]
+
+
+def test_a_pad_changes_every_line_and_cuts_the_result_back() -> None:
+    edit = resized(PASTE, "y = kernel(x)", (7,), "int4", (256,), "int4")
+    assert edit is not None and edit.cut_back
+    assert edit.after.splitlines() == [
+        "x = jnp.zeros((256,), jnp.int4)",
+        "out_type=jax.ShapeDtypeStruct((256,), jnp.int4),",
+        "scratch_types=[plgpu.SMEM((256,), jnp.int4), plgpu.Barrier()],",
+        "y = kernel(x)[:7]",
+    ]
+    assert code_diff(edit.before, edit.after).splitlines()[:2] == [
+        "-x = jnp.zeros((7,), jnp.int4)",
+        "+x = jnp.zeros((256,), jnp.int4)",
+    ]
+
+
+def test_a_wider_dtype_is_written_and_cast_back_and_a_call_is_found_without_a_frame() -> None:
+    edit = resized(PASTE, None, (7,), "int4", (128,), "int8")
+    assert edit is not None
+    assert edit.after.splitlines()[0] == "x = jnp.zeros((128,), jnp.int8)"
+    assert edit.after.splitlines()[-1] == "y = kernel(x)[:7].astype(jnp.int4)"
+
+
+def test_no_edit_where_the_code_does_not_write_the_shape_and_no_cut_for_another_rank() -> None:
+    assert resized("ValueError: shape=[7]", None, (7,), "int4", (8,), "int4") is None
+    edit = resized(PASTE, "y = kernel(x)", (7,), "int4", (1, 256), "int4")
+    assert edit is not None and not edit.cut_back and "y = kernel" not in edit.after
+
+
+def test_a_literal_is_replaced_on_its_one_line() -> None:
+    code = "t = plgpu.TilingTransform((8, 32))\nprint((8, 32))\n"
+    edit = replaced(code, "(8, 32)", "(8, 24)", "TilingTransform")
+    assert edit is not None and edit.after == "t = plgpu.TilingTransform((8, 24))"
+    assert replaced(code * 2, "(8, 32)", "(8, 24)", "TilingTransform") == edit  # a repeat is one
+    assert replaced(code, "(8, 32)", "(8, 24)", "SwizzleTransform") is None
