@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from app.engines.mosaic_gpu import render_list, render_tuple
 from app.engines.mosaic_gpu.snippets import jnp_spelling
@@ -25,6 +26,7 @@ _NOT_CODE = re.compile(r"^[>\s]*(?:[A-Za-z_][\w.]*: |File \"|Traceback \(|[~^\s]
 _CALL = re.compile(
     r"^(?P<head>(?:[A-Za-z_][\w.]*\s*=\s*)?)(?P<call>[A-Za-z_][\w.]*\((?P<arg>\w+)\))\s*$"
 )
+MAX_EDITED_LINES = 16  # a script writes a block's shape in a few places
 _ASSIGNED = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*=")
 
 
@@ -37,7 +39,8 @@ class Edit:
     cut_back: bool = False  # the last line is the kernel's call, its result cut back
 
 
-def shape_literal(shape: Sequence[int]) -> re.Pattern[str]:
+@lru_cache(maxsize=64)
+def shape_literal(shape: tuple[int, ...]) -> re.Pattern[str]:
     """The shape as code writes it: a tuple (a rank-1 one with its comma) or a list, spaced
     any way, with a trailing comma or not."""
     items = r"\s*,\s*".join(str(size) for size in shape)
@@ -49,7 +52,12 @@ def code_lines(text: str, written: re.Pattern[str]) -> list[str]:
     """The paste's lines of code that write ``written`` once as an argument or a value
     (after ``(``, ``,``, ``[`` or ``=``, or first on its line: not a sentence's "shape
     (7,)"), stripped, each once (a traceback repeats a line of the code block above it)."""
-    lines = []
+    return list(_code_lines(text, written))
+
+
+@lru_cache(maxsize=8)  # each fix of one answer asks of the same paste and shape
+def _code_lines(text: str, written: re.Pattern[str]) -> tuple[str, ...]:
+    lines: dict[str, None] = {}
     for line in text.splitlines():
         code = line.strip().removeprefix(">").strip()
         found = list(written.finditer(code))
@@ -57,10 +65,17 @@ def code_lines(text: str, written: re.Pattern[str]) -> list[str]:
             len(found) == 1
             and code[: found[0].start()].rstrip()[-1:] in ("", "(", ",", "[", "=")
             and not _NOT_CODE.match(line)
-            and code not in lines
         ):
-            lines.append(code)
-    return lines
+            lines[code] = None
+            if len(lines) > MAX_EDITED_LINES:
+                return ()  # a log of values, not a script's few lines: no edit of it
+    return tuple(lines)
+
+
+@lru_cache(maxsize=8)
+def _calls(text: str) -> tuple[str, ...]:
+    """The paste's lines that call a function on one name: ``out = kernel(x)``."""
+    return tuple(line.strip() for line in text.splitlines() if _CALL.match(line.strip()))
 
 
 def resized(
@@ -76,7 +91,7 @@ def resized(
     (``call``, the user's frame line, or the code's first) cut back to ``shape`` and
     ``dtype``. None where the paste's code writes the shape nowhere, or writes the dtype
     on a line otherwise."""
-    lines = code_lines(text, shape_literal(shape))
+    lines = code_lines(text, shape_literal(tuple(shape)))
     if not lines:
         return None
     after = [_rewritten(line, shape, dtype, new_shape, new_dtype) for line in lines]
@@ -87,8 +102,7 @@ def resized(
         return Edit("\n".join(lines), "\n".join(fixed))
     # the user's frame line first, else the code's first call of the kernel on the array
     calls = [call.strip()] if call is not None else []
-    calls += [line.strip() for line in text.splitlines() if _CALL.match(line.strip())]
-    for candidate in calls:
+    for candidate in [*calls, *_calls(text)]:
         cut = _cut_back(candidate, lines, shape, dtype, new_shape, new_dtype)
         if cut is not None:
             return Edit("\n".join([*lines, candidate]), "\n".join([*fixed, cut]), True)
@@ -121,7 +135,7 @@ def replaced(text: str, old: str, new: str, context: str) -> Edit | None:
 def _rewritten(
     line: str, shape: Sequence[int], dtype: str, new_shape: Sequence[int], new_dtype: str
 ) -> str | None:
-    found = shape_literal(shape).search(line)
+    found = shape_literal(tuple(shape)).search(line)
     if found is None:
         return None
     render = render_list if line[found.start()] == "[" else render_tuple

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.answers.answer import code_diff
-from app.answers.code_edits import code_lines, replaced, resized, shape_literal
+from app.answers.code_edits import MAX_EDITED_LINES, code_lines, replaced, resized, shape_literal
 
 PASTE = """Here is my kernel; the shape (7,) fails:
 ```python
@@ -64,3 +64,10 @@ def test_a_literal_is_replaced_on_its_one_line() -> None:
     assert edit is not None and edit.after == "t = plgpu.TilingTransform((8, 24))"
     assert replaced(code * 2, "(8, 32)", "(8, 24)", "TilingTransform") == edit  # a repeat is one
     assert replaced(code, "(8, 32)", "(8, 24)", "SwizzleTransform") is None
+
+
+def test_a_log_of_many_lines_writing_the_shape_is_no_script_to_edit() -> None:
+    log = "".join(f"y{n} = jnp.zeros((7,), jnp.int4)\n" for n in range(MAX_EDITED_LINES + 1))
+    assert resized(log, None, (7,), "int4", (256,), "int4") is None
+    repeated = "x = jnp.zeros((7,), jnp.int4)\n" * 1000  # one line, however often
+    assert resized(repeated, None, (7,), "int4", (8,), "int4") is not None
