@@ -3,6 +3,7 @@
     python tpu_verdicts.py OUT_DIR               # on a TPU: compile, run, check the result
     python tpu_verdicts.py OUT_DIR --cpu-lower   # here: lower each case for TPU on the CPU
     python tpu_verdicts.py --dry-run             # list the grid
+    python tpu_verdicts.py OUT_DIR --cases FILE  # cases of a JSON file instead of the grid
 
 What only libtpu checks (the operand tiling of E2002, the scoped VMEM of E1001, the alignment
 of dynamic offsets of E2003, the matmul dtypes a chip takes) is known only by running kernels
@@ -335,24 +336,28 @@ def pretend_v5e() -> None:
     )
 
 
-def selected(only: list[str], skip: list[str], limit: int | None) -> list[Case]:
-    """The cases whose id holds a word of ``only`` (all, without it) and none of ``skip``: a
-    case that brings the process down is skipped on the next run."""
+def selected(
+    only: list[str], skip: list[str], limit: int | None, given: list[Case] | None = None
+) -> list[Case]:
+    """The cases (``given``, else the grid's) whose id holds a word of ``only`` (all,
+    without it) and none of ``skip``: a case that brings the process down is skipped on
+    the next run."""
     cases = [
         case
-        for case in grid()
+        for case in (grid() if given is None else given)
         if (not only or any(word in case["id"] for word in only))
         and not any(word in case["id"] for word in skip)
     ]
     return cases[:limit]
 
 
-def record(out_dir: Path, cases: list[Case], cpu_lower: bool) -> Path:
+def record(out_dir: Path, cases: list[Case], cpu_lower: bool, suffix: str = "") -> Path:
     """Run ``cases`` and write the header and one line per case, flushed as it goes."""
     first = header(cpu_lower)
     chip = str(first["chip"]).split(" (")[0].lower().replace(" ", "-")
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"verdicts-{first['mode']}-{chip}-jax-{first['versions']['jax']}.jsonl"
+    name = f"verdicts-{first['mode']}-{chip}-jax-{first['versions']['jax']}{suffix}.jsonl"
+    path = out_dir / name
     with path.open("w") as out:
         out.write(json.dumps(first) + "\n")
         for number, case in enumerate(cases, 1):
@@ -371,8 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="cases whose id holds this")
     parser.add_argument("--skip", action="append", default=[], help="not the cases holding this")
     parser.add_argument("--limit", type=int, default=None, help="at most this many cases")
+    parser.add_argument("--cases", type=Path, default=None, help="a JSON list of cases to run")
     arguments = parser.parse_args(argv)
-    cases = selected(arguments.only, arguments.skip, arguments.limit)
+    given = json.loads(arguments.cases.read_text()) if arguments.cases else None
+    cases = selected(arguments.only, arguments.skip, arguments.limit, given)
     if arguments.dry_run:
         print("\n".join(case["id"] for case in cases))
         print(f"{len(cases)} cases", file=sys.stderr)
@@ -382,7 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.cpu_lower:
         os.environ["JAX_PLATFORMS"] = "cpu"
         pretend_v5e()
-    path = record(arguments.out_dir, cases, arguments.cpu_lower)
+    suffix = f"-{arguments.cases.stem}" if arguments.cases else ""
+    path = record(arguments.out_dir, cases, arguments.cpu_lower, suffix)
     print(path)
     return 0
 

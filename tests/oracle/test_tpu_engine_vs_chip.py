@@ -28,9 +28,11 @@ from app.matching.tpu_values import (
     read_tpu_values,
 )
 
+from .tpu_fix_cases import fix_cases
 from .tpu_verdicts import RecordedVerdict, recorded_verdicts
 
-RECORDED = tuple(recorded_verdicts())
+RECORDED = tuple(v for v in recorded_verdicts() if not v.run.source.endswith("-fixes.jsonl"))
+FIXES_RUN = tuple(v for v in recorded_verdicts() if v.run.source.endswith("-fixes.jsonl"))
 KERNEL_AT = re.compile(r"in pallas_call (kernel at \S+) has")
 SCOPED = re.compile(r"Scoped allocation with size (\S+) and limit (\S+) exceeded")
 
@@ -147,3 +149,16 @@ def test_dynamic_offsets_as_the_chip_took_them() -> None:
     assert "pl.multiple_of(start, 128)" in dynamic_offset_advice("lane", "float32", "v5e", 128)
     assert "pl.multiple_of" not in dynamic_offset_advice("lane", "float32", "v5e", 64)
     assert all(v.passed for (axis, _, _), v in verdicts.items() if axis == "sublane")
+
+
+def test_every_fix_of_a_recorded_failure_ran_right_on_the_chip() -> None:
+    """The first three block fixes of each refused block, and the limit and the blocks
+    shrunk together of each VMEM overflow, compiled and gave numpy's result on the v5e
+    (``python -m tests.oracle.tpu_fix_cases`` lists them; tools/tpu_verdicts.py --cases
+    ran them)."""
+    said = {v.id: v for v in (*RECORDED, *FIXES_RUN)}
+    cases = fix_cases(RECORDED)
+    assert len(cases) > 90 and {c["family"] for c in cases} == {"block", "vmem"}
+    unrecorded = [c["id"] for c in cases if c["id"] not in said]
+    assert not unrecorded, f"run on a TPU: tools/tpu_verdicts.py --cases ({unrecorded[:3]})"
+    assert [c["id"] for c in cases if not said[c["id"]].passed] == []

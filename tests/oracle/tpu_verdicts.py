@@ -44,6 +44,7 @@ class RunHeader:
     libtpu: str | None
     platform_version: str | None
     started: str
+    source: str  # the file's name: the grid's, or a run of given cases ("…-fixes.jsonl")
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def read_verdicts(lines: list[str], name: str) -> list[RecordedVerdict]:
         versions.get("libtpu") or versions.get("libtpu-nightly"),
         first.get("platformVersion"),
         first["started"],
+        name,
     )
     return [_verdict(run, row, f"{name}:{number}") for number, row in enumerate(rows[1:], 2)]
 
