@@ -16,6 +16,12 @@ TRACEBACKS = REPO_ROOT / "tests" / "fixtures" / "tracebacks"
 FORM = "application/x-www-form-urlencoded"
 
 
+# The line of the captured tracebacks' own script that writes the block (their "user code"),
+# and the first fix written into it.
+USERS_LINE = "lower('copy_gmem_to_smem', (7,), 'int4', None)"
+USERS_LINE_FIXED = "lower('copy_gmem_to_smem', (256,), 'int4', None)"
+
+
 def traceback(name: str) -> str:
     return Path(TRACEBACKS / f"{name}.txt").read_text()
 
