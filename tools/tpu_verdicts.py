@@ -295,7 +295,8 @@ def run_case(case: Case, cpu_lower: bool) -> dict[str, Any]:
 
 def _failure(error: BaseException) -> dict[str, Any]:
     kind = type(error)
-    message = str(error)
+    # The kernel's place as JAX prints it, relative to the checkout: no machine's path.
+    message = str(error).replace(f"{Path(__file__).resolve().parent.parent}/", "")
     return {
         "verdict": "error",
         "errorClass": kind.__name__,
