@@ -18,14 +18,15 @@ from app.engines.mosaic_gpu import render_list, render_tuple
 from app.engines.mosaic_gpu.snippets import jnp_spelling
 from app.jaxref.dtypes import parse_dtype
 
-# Lines that are not the user's code though they may print a shape: an exception's line
+# Lines that are not the user's code though they may print a shape: a comment, an exception's line
 # ("ValueError: …", "jax._src….JaxStackTraceBeforeTransformation: ValueError: …"), a
 # traceback's frame line, its carets.
-_NOT_CODE = re.compile(r"^[>\s]*(?:[A-Za-z_][\w.]*: |File \"|Traceback \(|[~^\s]+$)")
+_NOT_CODE = re.compile(r"^[>\s]*(?:#|[A-Za-z_][\w.]*: |File \"|Traceback \(|[~^\s]+$)")
 # A call of the kernel on one array, its result kept or not: ``out = kernel(x)``.
 _CALL = re.compile(
     r"^(?P<head>(?:[A-Za-z_][\w.]*\s*=\s*)?)(?P<call>[A-Za-z_][\w.]*\((?P<arg>\w+)\))\s*$"
 )
+_LIMIT_SET = re.compile(r"vmem_limit_bytes\s*=\s*(?P<value>\d[\d_]{0,12}(?:\s*\*\s*\d{1,6}){0,3})")
 MAX_EDITED_LINES = 16  # a script writes a block's shape in a few places
 _ASSIGNED = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*=")
 
@@ -107,6 +108,50 @@ def resized(
         if cut is not None:
             return Edit("\n".join([*lines, candidate]), "\n".join([*fixed, cut]), True)
     return Edit("\n".join(lines), "\n".join(fixed))
+
+
+def reblocked(
+    text: str, array: Sequence[int], block: Sequence[int], new_block: Sequence[int]
+) -> Edit | None:
+    """Every line of the paste's code that writes ``block`` (the BlockSpecs in and out)
+    with ``new_block``, and its ``grid=`` over ``array`` with the grid the new block takes;
+    None where the grid changes and the code does not write it as a tuple."""
+    edit = resized(text, None, block, "float32", new_block, "float32")  # no dtype is written
+    if edit is None:
+        return None
+    old_grid, new_grid = (_grid(array, each) for each in (block, new_block))
+    if old_grid == new_grid:
+        return edit
+    grid = replaced(text, render_tuple(old_grid), render_tuple(new_grid), "grid=")
+    if grid is None:  # a grid written otherwise (x.shape[0] // 512): the construct's diff
+        return None
+    return Edit(f"{grid.before}\n{edit.before}", f"{grid.after}\n{edit.after}")
+
+
+def _grid(array: Sequence[int], block: Sequence[int]) -> tuple[int, ...]:
+    return tuple(-(-size // step) for size, step in zip(array, block, strict=True))
+
+
+def set_limit(text: str, limit: int) -> Edit | None:
+    """``vmem_limit_bytes`` as the paste's code sets it, set to ``limit`` (whole MiB as
+    ``N * 1024 * 1024`` where the code writes a product); where the code sets none, the
+    line that adds it after the call's ``out_specs``."""
+    code = (line for line in text.splitlines() if not _NOT_CODE.match(line))
+    found = next((hit for line in code if (hit := _LIMIT_SET.search(line))), None)
+    if found is not None:
+        written = found["value"]
+        new = _bytes(limit) if "*" in written else str(limit)
+        return replaced(text, f"vmem_limit_bytes={written}", f"vmem_limit_bytes={new}", "vmem")
+    specs = [line.strip() for line in text.splitlines() if line.strip().startswith("out_specs=")]
+    if len(specs) != 1:
+        return None
+    added = f"compiler_params=pltpu.CompilerParams(vmem_limit_bytes={_bytes(limit)}),"
+    return Edit(specs[0], f"{specs[0]}\n{added}")
+
+
+def _bytes(size: int) -> str:
+    """Whole MiB as code writes them, ``64 * 1024 * 1024``; else the number."""
+    return f"{size // 2**20} * 1024 * 1024" if size % 2**20 == 0 else str(size)
 
 
 def located(edit: Edit, line: str, place: str) -> Edit:

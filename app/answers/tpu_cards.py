@@ -160,13 +160,16 @@ def _tiling(found: TpuFoundOut) -> tuple[str, tuple[Step, ...], tuple[Quote, ...
     block, tile = _dims(tiling.blockShape), _dims(tiling.tile)
     operand = f" of {tiling.operand}" if tiling.operand else ""
     headline = f"E2002: the block {block}{operand} is not whole {tile} tiles"
+    codes = tiling.code or [None] * len(tiling.blocks)
     steps = tuple(
         Step(
             title=f"Block {_dims(shape)} instead of {block}",
             note=f"whole {tile} tiles on the {found.chip}",
-            diff=code_diff(f"block_shape={block}", f"block_shape={_dims(shape)}"),
+            diff=code_diff(code.before, code.after)
+            if code
+            else code_diff(f"block_shape={block}", f"block_shape={_dims(shape)}"),
         )
-        for shape in tiling.blocks
+        for shape, code in zip(tiling.blocks, codes, strict=True)
     )
     return headline, steps, ()
 

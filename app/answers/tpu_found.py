@@ -10,11 +10,13 @@ paste) picks the release; the engine refuses one it does not model.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import ValidationError
 
 from app.answers.catalog import Catalog
+from app.answers.code_edits import reblocked, set_limit
 from app.answers.tpu_compute import answer_tpu
 from app.engines.tpu import (
     InputValueError,
@@ -36,8 +38,10 @@ from app.matching.tpu_values import (
     read_tpu_values,
 )
 from app.matching.values import find_value_sources
+from app.schemas.compute import FixOut
 from app.schemas.tpu_compute import TpuBlockIn, TpuComputeRequest
 from app.schemas.tpu_found import (
+    TpuCodeOut,
     TpuFoundKind,
     TpuFoundOut,
     TpuMatmulOut,
@@ -114,11 +118,12 @@ def _found(
 
 def _computed(found: TpuFoundOut, value: TpuValues, catalog: Catalog, text: str) -> TpuFoundOut:
     if isinstance(value, TpuBlockValues):
-        return _block(found, value, catalog)
+        block = [size or 1 for size in value.block_shape]
+        return _in_the_users_code(_block(found, value, catalog), value.array_shape, block, text)
     if isinstance(value, TpuVmemValues):
         return _vmem(found, value, catalog, text)
     if isinstance(value, TpuTilingValues):
-        return _tiling(found, value)
+        return _tiling(found, value, text)
     if isinstance(value, TpuDynamicOffset):
         return _offset(found, value)
     return _matmul(found, value)
@@ -163,7 +168,9 @@ def _vmem(found: TpuFoundOut, value: TpuVmemValues, catalog: Catalog, text: str)
     """The budget of the blocks the paste's code writes, against the limit the report gives;
     without blocks, the limit that would hold what the compiler asked for."""
     found = found.model_copy(update={"requestedBytes": value.requested, "limitBytes": value.limit})
-    limit = value.vmem_limit_bytes or value.limit
+    limit: int | None = value.vmem_limit_bytes or value.limit
+    if value.vmem_limit_bytes is None and limit == get_chip(found.chip).default_scoped_vmem_bytes:
+        limit = None  # the chip's default, which the code does not set
     blocks, assumed = _blocks(value, text)
     if not blocks:
         physical = get_chip(found.chip).vmem_bytes
@@ -184,7 +191,42 @@ def _vmem(found: TpuFoundOut, value: TpuVmemValues, catalog: Catalog, text: str)
         jaxVersion=found.jaxVersion,
     )
     computed = answer_tpu(request, catalog)
-    return found.model_copy(update={"compute": computed, "assumed": [*found.assumed, *assumed]})
+    found = found.model_copy(update={"compute": computed, "assumed": [*found.assumed, *assumed]})
+    shared = {(tuple(b.blockShape), tuple(b.arrayShape or ())) for b in blocks}
+    block, array = next(iter(shared)) if len(shared) == 1 else ((), ())
+    return _in_the_users_code(found, array, [size or 1 for size in block], text)
+
+
+def _in_the_users_code(
+    found: TpuFoundOut, array: Sequence[int | None], block: Sequence[int], text: str
+) -> TpuFoundOut:
+    """The fixes as changes of the paste's own code where it writes what they change: the
+    BlockSpecs of ``block`` (a pallas_call's, or every block of a budget that shares it)
+    with the grid over ``array``, and ``vmem_limit_bytes``; else the construct's line."""
+    compute = found.compute
+    if compute is None:
+        return found
+    fixes = []
+    for fix in compute.fixes:
+        edit = None
+        if fix.kind == "vmem_limit":
+            edit = set_limit(text, int(fix.code.after.rsplit("=", 1)[-1].rstrip(")")))
+        elif (
+            fix.kind == "block"
+            and (compute.operation == "pallas_call" or _together(fix))
+            and len(block) == len(fix.shape) == len(array) > 0
+        ):
+            edit = reblocked(text, [size or 1 for size in array], block, fix.shape)
+        if edit is not None:
+            code = {"before": edit.before, "after": edit.after}
+            fix = fix.model_copy(update={"code": fix.code.model_copy(update=code)})
+        fixes.append(fix)
+    return found.model_copy(update={"compute": compute.model_copy(update={"fixes": fixes})})
+
+
+def _together(fix: FixOut) -> bool:
+    """A budget's fix that shrinks every input and output block alike (not one of them)."""
+    return fix.description.startswith("shrink every input and output block")
 
 
 def _blocks(value: TpuVmemValues, text: str) -> tuple[list[TpuBlockIn], list[str]]:
@@ -220,7 +262,7 @@ def _render(shape: tuple[int, ...]) -> str:
     return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
 
 
-def _tiling(found: TpuFoundOut, value: TpuTilingValues) -> TpuFoundOut:
+def _tiling(found: TpuFoundOut, value: TpuTilingValues, text: str) -> TpuFoundOut:
     """The operand's tile for its dtype; where the paste does not show the dtype, one whose
     tile on the chip is the tiling the message states."""
     dtype, assumed = value.dtype, list(found.assumed)
@@ -233,11 +275,17 @@ def _tiling(found: TpuFoundOut, value: TpuTilingValues) -> TpuFoundOut:
         dtype = _OF_WIDTH.get(bits[0], "float32")
         assumed.append(f"dtype {dtype}: its tile is the message's {tuple(value.tiling)}")
     tiling = operand_tiling(value.block_shape, dtype, found.chip, value.operand_shape)
+    shape, block = value.operand_shape, value.block_shape
+    edits = [
+        reblocked(text, shape, block, new) if len(shape) == len(block) else None
+        for new in tiling.blocks
+    ]
     out = TpuTilingOut(
         operand=value.operand,
         blockShape=list(value.block_shape),
         tile=list(tiling.tile),
         blocks=[list(block) for block in tiling.blocks],
+        code=[TpuCodeOut(before=e.before, after=e.after) if e else None for e in edits],
     )
     return found.model_copy(update={"tiling": out, "assumed": assumed})
 

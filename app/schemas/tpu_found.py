@@ -11,6 +11,13 @@ from app.schemas.tpu_compute import TpuComputeResponse
 TpuFoundKind = Literal["block", "tiling", "vmem", "offset", "matmul"]
 
 
+class TpuCodeOut(BaseModel):
+    """A change of the paste's own code: its lines before and after, in its order."""
+
+    before: str
+    after: str
+
+
 class TpuTilingOut(BaseModel):
     """libtpu's E2002: the operand's tile, and the nearest blocks of whole tiles."""
 
@@ -18,6 +25,11 @@ class TpuTilingOut(BaseModel):
     blockShape: list[int]
     tile: list[int] = Field(description="(rows, lanes) of one tile of the operand's dtype.")
     blocks: list[list[int]] = Field(description="Blocks of whole tiles, nearest first.")
+    code: list[TpuCodeOut | None] = Field(
+        default_factory=list,
+        description="Per block, the paste's BlockSpecs and grid changed to it; null where "
+        "the paste's code does not write the block.",
+    )
 
 
 class TpuMatmulOut(BaseModel):

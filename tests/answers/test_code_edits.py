@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from app.answers.answer import code_diff
-from app.answers.code_edits import MAX_EDITED_LINES, code_lines, replaced, resized, shape_literal
+from app.answers.code_edits import (
+    MAX_EDITED_LINES,
+    code_lines,
+    reblocked,
+    replaced,
+    resized,
+    set_limit,
+    shape_literal,
+)
 
 PASTE = """Here is my kernel; the shape (7,) fails:
 ```python
@@ -71,3 +79,45 @@ def test_a_log_of_many_lines_writing_the_shape_is_no_script_to_edit() -> None:
     assert resized(log, None, (7,), "int4", (256,), "int4") is None
     repeated = "x = jnp.zeros((7,), jnp.int4)\n" * 1000  # one line, however often
     assert resized(repeated, None, (7,), "int4", (8,), "int4") is not None
+
+
+KERNEL = """x = jnp.ones((64, 256), jnp.int8)
+copy = pl.pallas_call(
+    copy_kernel,
+    out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    grid=(8, 1),
+    in_specs=[pl.BlockSpec((8, 256), lambda i, j: (i, j))],
+    out_specs=pl.BlockSpec((8, 256), lambda i, j: (i, j)),{params}
+)
+"""
+
+
+def test_a_new_block_changes_both_specs_and_the_grid() -> None:
+    edit = reblocked(KERNEL.format(params=""), (64, 256), (8, 256), (32, 256))
+    assert edit is not None
+    assert code_diff(edit.before, edit.after).splitlines() == [
+        "-grid=(8, 1),",
+        "+grid=(2, 1),",
+        "-in_specs=[pl.BlockSpec((8, 256), lambda i, j: (i, j))],",
+        "+in_specs=[pl.BlockSpec((32, 256), lambda i, j: (i, j))],",
+        "-out_specs=pl.BlockSpec((8, 256), lambda i, j: (i, j)),",
+        "+out_specs=pl.BlockSpec((32, 256), lambda i, j: (i, j)),",
+    ]
+    computed = KERNEL.format(params="").replace("grid=(8, 1)", "grid=(x.shape[0] // 8, 1)")
+    assert reblocked(computed, (64, 256), (8, 256), (32, 256)) is None  # the construct's diff
+
+
+def test_the_limit_is_set_as_the_code_writes_it_or_added_after_out_specs() -> None:
+    product = KERNEL.format(
+        params="\n    compiler_params=pltpu.CompilerParams(vmem_limit_bytes=2 * 1024 * 1024),"
+    )
+    edit = set_limit("# vmem_limit_bytes=2 in a comment\n" + product, 8 * 2**20)
+    assert edit is not None and edit.after.endswith("(vmem_limit_bytes=8 * 1024 * 1024),")
+    plain = set_limit(product.replace("2 * 1024 * 1024", "2097152"), 8 * 2**20 + 1)
+    assert plain is not None and plain.after.endswith("(vmem_limit_bytes=8388609),")
+    added = set_limit(KERNEL.format(params=""), 32 * 2**20)
+    assert added is not None
+    assert code_diff(added.before, added.after).splitlines() == [
+        " out_specs=pl.BlockSpec((8, 256), lambda i, j: (i, j)),",
+        "+compiler_params=pltpu.CompilerParams(vmem_limit_bytes=32 * 1024 * 1024),",
+    ]

@@ -81,8 +81,8 @@ def answered(catalog: Catalog, paste: str) -> tuple[MatchResponse, list[Answer]]
             "tpu-e1001-explicit-limit.txt",
             "VMEM over vmem_limit_bytes by 6,291,456 bytes",
             "Raise the scoped VMEM limit to 8 MiB",
-            "vmem_limit_bytes=2097152",
-            "vmem_limit_bytes=8388608",
+            "vmem_limit_bytes=2 * 1024 * 1024",  # as the paste's code writes it
+            "vmem_limit_bytes=8 * 1024 * 1024",
         ),
         (
             "tpu-vmem-allocation.txt",
