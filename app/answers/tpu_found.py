@@ -25,6 +25,7 @@ from app.engines.tpu import (
     matmul_support,
     operand_tiling,
 )
+from app.engines.tpu.vmem import SHRINK_TOGETHER
 from app.errors import ProblemError
 from app.matching.tpu_values import (
     MAX_CODE_LINES,
@@ -209,8 +210,8 @@ def _in_the_users_code(
     fixes = []
     for fix in compute.fixes:
         edit = None
-        if fix.kind == "vmem_limit":
-            edit = set_limit(text, int(fix.code.after.rsplit("=", 1)[-1].rstrip(")")))
+        if fix.kind == "vmem_limit" and compute.vmem and compute.vmem.neededLimitBytes:
+            edit = set_limit(text, compute.vmem.neededLimitBytes)
         elif (
             fix.kind == "block"
             and (compute.operation == "pallas_call" or _together(fix))
@@ -226,7 +227,7 @@ def _in_the_users_code(
 
 def _together(fix: FixOut) -> bool:
     """A budget's fix that shrinks every input and output block alike (not one of them)."""
-    return fix.description.startswith("shrink every input and output block")
+    return fix.description.startswith(SHRINK_TOGETHER)
 
 
 def _blocks(value: TpuVmemValues, text: str) -> tuple[list[TpuBlockIn], list[str]]:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from app.engines.tpu import VmemBlock, block_fixes, vmem_budget
+from app.engines.tpu.vmem import SHRINK_TOGETHER
 
 from .tpu_verdicts import VERDICTS, RecordedVerdict, recorded_verdicts
 
@@ -53,11 +54,12 @@ def _block_fixes(p: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def _vmem_fixes(p: dict[str, Any]) -> Iterator[dict[str, Any]]:
     roles = ("input", "output")
     blocks = [VmemBlock(p["block"], p["dtype"], role, p["buffers"], p["shape"]) for role in roles]
-    for fix in vmem_budget(blocks, "v5e", p["limit"]).fixes:
+    budget = vmem_budget(blocks, "v5e", p["limit"])
+    for fix in budget.fixes:
         changed = {"limit": p["limit"], "block": p["block"]}
         if fix.kind == "vmem_limit":
-            changed["limit"] = int(fix.code.after.split("=")[-1].rstrip(")"))
-        elif fix.kind == "block" and fix.note.startswith("the other blocks"):  # all together
+            changed["limit"] = budget.needed_limit_bytes
+        elif fix.kind == "block" and fix.description.startswith(SHRINK_TOGETHER):
             changed["block"] = list(fix.shape)
         else:
             continue  # one block of the two, or one input single-buffered: not this kernel

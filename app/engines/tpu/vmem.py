@@ -44,6 +44,7 @@ ROLES = ("input", "output", "scratch")
 PIPELINE_BUFFERS = 2  # a pallas_call's default: double-buffered
 MAX_BUFFER_COUNT = 16  # pl.Buffered(n) beyond this is a typo, not a pipeline
 MIB = 2**20
+SHRINK_TOGETHER = "shrink every input and output block"  # a fix's words: blocks in and out
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,7 @@ def _smaller_together(budget: VmemBudget, chip: Chip) -> list[Fix]:
                     code_line(cases[0], cases[0].block_shape), code_line(cases[0], blocks[0])
                 ),
                 validation=f"# every input and output block of size {new} along axis {axis}\n",
-                description=f"shrink every input and output block along axis {axis} to {new}",
+                description=f"{SHRINK_TOGETHER} along axis {axis} to {new}",
                 note="the other blocks' BlockSpecs change alike",
             )
         )
