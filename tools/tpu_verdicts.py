@@ -87,9 +87,9 @@ def _block_cases() -> list[Case]:
             blocks = [b for b in BLOCKS_2D if all(d <= s for d, s in zip(b, shape, strict=True))]
             if shape not in blocks:  # the whole array, always allowed
                 blocks.append(shape)
-            cases += [_case("block", shape=shape, block=b, dtype=dtype) for b in blocks]
+            cases += [case("block", shape=shape, block=b, dtype=dtype) for b in blocks]
         for shape_1d in ARRAYS_1D:
-            cases += [_case("block", shape=shape_1d, block=b, dtype=dtype) for b in BLOCKS_1D]
+            cases += [case("block", shape=shape_1d, block=b, dtype=dtype) for b in BLOCKS_1D]
     return cases
 
 
@@ -97,13 +97,13 @@ def _vmem_cases() -> list[Case]:
     """Blocks of 2 to 16 MiB, in and out, under each scoped limit, double- or single-buffered."""
     shape = (4096, 2048)
     scoped = [
-        _case("vmem", shape=shape, block=(rows, 2048), dtype="float32", limit=limit, buffers=n)
+        case("vmem", shape=shape, block=(rows, 2048), dtype="float32", limit=limit, buffers=n)
         for rows in VMEM_ROWS
         for limit in VMEM_LIMITS
         for n in (None, 1)
     ]
     physical = [
-        _case("vmem", shape=BIG_VMEM_SHAPE, block=(rows, 2048), dtype="float32", limit=limit,
+        case("vmem", shape=BIG_VMEM_SHAPE, block=(rows, 2048), dtype="float32", limit=limit,
               buffers=n)
         for rows in (4096, 8192)
         for limit in BIG_VMEM_LIMITS
@@ -115,7 +115,7 @@ def _vmem_cases() -> list[Case]:
 def _offset_cases() -> list[Case]:
     """Loads at a start read from SMEM, aligned or not, promised aligned or not."""
     return [
-        _case("offset", axis=axis, start=start, promise=promise)
+        case("offset", axis=axis, start=start, promise=promise)
         for axis, multiple in (("lane", 128), ("sublane", 8))
         for start in (multiple, multiple // 2)
         for promise in (False, True)
@@ -124,7 +124,7 @@ def _offset_cases() -> list[Case]:
 
 def _matmul_cases() -> list[Case]:
     return [
-        _case("matmul", lhs=lhs, rhs=rhs, acc=acc, lhsShape=lhs_shape, rhsShape=rhs_shape)
+        case("matmul", lhs=lhs, rhs=rhs, acc=acc, lhsShape=lhs_shape, rhsShape=rhs_shape)
         for lhs, rhs, acc in MATMULS
         for lhs_shape, rhs_shape in MATMUL_SHAPES
     ]
@@ -134,13 +134,13 @@ def _mixed_matmul_cases() -> list[Case]:
     """Every pair of dtypes into its kind's 32-bit accumulator, and precision=HIGHEST."""
     shapes = {"lhsShape": MATMUL_SHAPES[0][0], "rhsShape": MATMUL_SHAPES[0][1]}
     pairs = [
-        _case("matmul", lhs=lhs, rhs=rhs, acc=_natural_acc(lhs, rhs), **shapes)
+        case("matmul", lhs=lhs, rhs=rhs, acc=_natural_acc(lhs, rhs), **shapes)
         for lhs in MIXED_DTYPES
         for rhs in MIXED_DTYPES
         if (lhs, rhs, _natural_acc(lhs, rhs)) not in {m[:3] for m in MATMULS}
     ]
     precise = [
-        _case("matmul", lhs=lhs, rhs=rhs, acc="float32", precision="highest", **shapes)
+        case("matmul", lhs=lhs, rhs=rhs, acc="float32", precision="highest", **shapes)
         for lhs, rhs in PRECISE
     ]
     return pairs + precise
@@ -150,7 +150,7 @@ def _natural_acc(lhs: str, rhs: str) -> str:
     return "int32" if lhs.startswith("int") and rhs.startswith("int") else "float32"
 
 
-def _case(family: str, **parameters: Any) -> Case:
+def case(family: str, **parameters: Any) -> Case:
     shown = "-".join(
         f"{k}={'x'.join(map(str, v)) if isinstance(v, tuple) else v}" for k, v in parameters.items()
     )

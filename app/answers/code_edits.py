@@ -17,6 +17,7 @@ from functools import lru_cache
 from app.engines.mosaic_gpu import render_list, render_tuple
 from app.engines.mosaic_gpu.snippets import jnp_spelling
 from app.jaxref.dtypes import parse_dtype
+from app.schemas.compute import FixOut
 
 # Lines that are not the user's code though they may print a shape: a comment, an exception's line
 # ("ValueError: …", "jax._src….JaxStackTraceBeforeTransformation: ValueError: …"), a
@@ -38,6 +39,14 @@ class Edit:
     before: str
     after: str
     cut_back: bool = False  # the last line is the kernel's call, its result cut back
+
+
+def with_edit(fix: FixOut, edit: Edit | None) -> FixOut:
+    """``fix`` showing ``edit`` as its code (its validation kept); as it was without one."""
+    if edit is None:
+        return fix
+    code = fix.code.model_copy(update={"before": edit.before, "after": edit.after})
+    return fix.model_copy(update={"code": code})
 
 
 @lru_cache(maxsize=64)

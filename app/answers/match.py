@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TypeGuard, cast
 
 from app.answers.catalog import SIMILAR_QUERY_CHARS, Catalog, RecordInfo
-from app.answers.code_edits import located, resized
+from app.answers.code_edits import located, resized, with_edit
 from app.answers.compute import ComputeService, checked_jax_version
 from app.answers.computed import keyword_out, memory_overflows, primitive_out, source_only_out
 from app.answers.site_fixes import site_fixes
@@ -362,10 +362,7 @@ def _in_the_users_code(fix: ComputeResponse, frame: UserFrame | None, text: str)
             edit = resized(text, call, fix.shape, fix.dtype, option.shape, option.dtype)
         if edit is not None and frame is not None and frame.source is not None:
             edit = located(edit, frame.source, f"# {frame.file}, line {frame.line}")
-        if edit is not None:
-            code = {"before": edit.before, "after": edit.after}
-            option = option.model_copy(update={"code": option.code.model_copy(update=code)})
-        fixes.append(option)
+        fixes.append(with_edit(option, edit))
     return fix.model_copy(update={"fixes": fixes})
 
 

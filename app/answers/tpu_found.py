@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from app.answers.catalog import Catalog
-from app.answers.code_edits import reblocked, set_limit
+from app.answers.code_edits import reblocked, set_limit, with_edit
 from app.answers.tpu_compute import answer_tpu
 from app.engines.tpu import (
     InputValueError,
@@ -218,10 +218,7 @@ def _in_the_users_code(
             and len(block) == len(fix.shape) == len(array) > 0
         ):
             edit = reblocked(text, [size or 1 for size in array], block, fix.shape)
-        if edit is not None:
-            code = {"before": edit.before, "after": edit.after}
-            fix = fix.model_copy(update={"code": fix.code.model_copy(update=code)})
-        fixes.append(fix)
+        fixes.append(with_edit(fix, edit))
     return found.model_copy(update={"compute": compute.model_copy(update={"fixes": fixes})})
 
 

@@ -4,26 +4,16 @@ the values the script writes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from app.answers.cards import match_answers
 from app.answers.catalog import Catalog
 from app.answers.links import Links
 from app.answers.match import MatchService
 from app.schemas.match import MatchRequest
-from tests.conftest import Backend
 
 PASTE = Path(__file__).parent.parent / "fixtures" / "pastes" / "mgpu-bare-tiling-assert.txt"
 TILING_RECORD = "054ee89b15485d92"  # data/records/mgpu-tilingtransform-divisibility.json
-
-
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    with backend.curated_catalog(()) as catalog:
-        yield catalog
 
 
 def test_the_site_is_the_curated_record_and_its_fixes_lead(catalog: Catalog) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,16 +21,9 @@ from app.answers.match import MatchService
 from app.engines.tpu import check_blocks
 from app.errors import ProblemError
 from app.schemas.match import MatchRequest, MatchResponse
-from tests.conftest import Backend
 
 PASTES = Path(__file__).parent.parent / "fixtures" / "pastes"
 LINKS = Links("https://errata.example")
-
-
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    with backend.curated_catalog(()) as catalog:
-        yield catalog
 
 
 def answered(catalog: Catalog, paste: str) -> tuple[MatchResponse, list[Answer]]:

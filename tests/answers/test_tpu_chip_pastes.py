@@ -5,8 +5,6 @@ on the fixed values says the fix compiles and runs right."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
 
 import pytest
 
@@ -16,11 +14,15 @@ from app.answers.catalog import Catalog
 from app.answers.links import Links
 from app.answers.match import MatchService
 from app.schemas.match import MatchRequest
-from tests.conftest import Backend
-from tests.oracle.tpu_verdicts import RecordedVerdict, recorded_verdicts
+from tests.oracle.tpu_verdicts import (
+    RecordedVerdict,
+    chip_ran_right,
+    every_recorded,
+    same_case,
+)
 
 LINKS = Links("https://errata.example")
-RECORDED = tuple(recorded_verdicts())
+RECORDED = every_recorded()
 # Python-level ValueErrors are JAX's own, answered from captured pastes elsewhere
 LIBTPU_ERRORS = [v for v in RECORDED if v.verdict == "error" and v.error_class != "ValueError"]
 ADDED_BLOCK = re.compile(r"^\+block_shape=\((\d+), (\d+)\)$", re.M)
@@ -30,31 +32,10 @@ ADDED_LIMIT = re.compile(
 DTYPES = re.compile(r"Multiply (\w+) × (\w+) and accumulate in (\w+)")
 
 
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    with backend.curated_catalog(()) as catalog:
-        yield catalog
-
-
 def first_answer(catalog: Catalog, verdict: RecordedVerdict) -> Answer:
     text = f"{verdict.error_class}: {verdict.message}"
     response = MatchService(catalog).match(MatchRequest(text=text))
     return match_answers(response, catalog.records, LINKS)[0]
-
-
-def chip_said(family: str, **parameters: Any) -> bool:
-    """Whether the chip compiled and ran right every recorded case of ``family`` with these
-    parameters (others unset; matmuls of any shape); there must be one."""
-    cases = [v for v in RECORDED if v.family == family and _same(v.parameters, parameters)]
-    assert cases, (family, parameters)
-    return all(case.passed for case in cases)
-
-
-def _same(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    unset = recorded.keys() - wanted.keys() - {"lhsShape", "rhsShape"}
-    return all(recorded.get(k) == v for k, v in wanted.items()) and all(
-        recorded[k] is None for k in unset
-    )
 
 
 def test_the_chip_printed_each_kind_of_libtpu_error() -> None:
@@ -77,7 +58,7 @@ def test_each_chip_error_leads_with_a_fix_the_chip_compiles(
     diff, title = answer.doThis.diff or "", answer.doThis.title
     if verdict.family == "block":
         rows, lanes = map(int, ADDED_BLOCK.findall(diff)[0])
-        assert chip_said("block", shape=p["shape"], block=[rows, lanes], dtype=p["dtype"])
+        assert chip_ran_right("block", shape=p["shape"], block=[rows, lanes], dtype=p["dtype"])
     elif verdict.family == "vmem":
         needed = int(ADDED_LIMIT.findall(diff)[0])
         at_least = min(  # the smallest limit recorded for these blocks that holds the fix's
@@ -85,12 +66,12 @@ def test_each_chip_error_leads_with_a_fix_the_chip_compiles(
             for v in RECORDED
             if v.family == "vmem"
             and (v.parameters["limit"] or 0) >= needed
-            and _same(v.parameters, {**p, "limit": v.parameters["limit"]})
+            and same_case(v.parameters, {**p, "limit": v.parameters["limit"]})
         )
-        assert chip_said("vmem", **{**p, "limit": at_least})
+        assert chip_ran_right("vmem", **{**p, "limit": at_least})
     elif verdict.family == "offset":
         assert "pltpu.roll" in title
-        assert chip_said("offset", axis="lane", start=128, promise=True)
+        assert chip_ran_right("offset", axis="lane", start=128, promise=True)
     else:
         fixed_dtypes = DTYPES.search(title)
         if fixed_dtypes is None:  # precision=HIGHEST dropped, the dtypes kept
@@ -98,4 +79,4 @@ def test_each_chip_error_leads_with_a_fix_the_chip_compiles(
             lhs, rhs, acc = p["lhs"], p["rhs"], p["acc"]
         else:
             lhs, rhs, acc = fixed_dtypes.groups()
-        assert chip_said("matmul", lhs=lhs, rhs=rhs, acc=acc)
+        assert chip_ran_right("matmul", lhs=lhs, rhs=rhs, acc=acc)

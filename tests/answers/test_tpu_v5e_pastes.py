@@ -5,8 +5,6 @@ gave numpy's result."""
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,8 +15,8 @@ from app.answers.links import Links
 from app.answers.match import MatchService
 from app.config import REPO_ROOT
 from app.schemas.match import MatchRequest
-from tests.conftest import Backend
-from tests.oracle.tpu_verdicts import recorded_verdicts
+from tests.oracle.tpu_verdicts import chip_ran_right
+from tests.oracle.tpu_verdicts import tool as tool_module
 
 PASTES = REPO_ROOT / "tests" / "fixtures" / "pastes"
 MIB = 2**20
@@ -64,36 +62,8 @@ CASES: dict[str, tuple[str, str, tuple[str, dict[str, Any]] | None]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    with backend.curated_catalog(()) as catalog:
-        yield catalog
-
-
-def chip_passed(family: str, parameters: dict[str, Any]) -> bool:
-    """Whether the chip ran every recorded case of these parameters right (one at least)."""
-    cases = [
-        v
-        for v in recorded_verdicts()
-        if v.family == family and all(v.parameters.get(k) == p for k, p in parameters.items())
-        and v.parameters.get("precision") is None
-    ]  # fmt: skip
-    assert cases, (family, parameters)
-    return all(case.passed for case in cases)
-
-
-def the_tool() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "tpu_pastes", REPO_ROOT / "tools" / "tpu_pastes.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_capture_is_the_script_the_tool_runs() -> None:
-    tool = the_tool()
+    tool = tool_module("tpu_pastes")
     assert sorted(tool.CASES) == sorted(CASES)
     for name, (_, script) in tool.CASES.items():
         paste = (PASTES / f"tpu-v5e-{name}.txt").read_text()
@@ -114,6 +84,7 @@ def test_a_capture_leads_with_a_change_of_its_script_that_the_chip_ran(
     if added:
         assert added in (first.doThis.diff or "").splitlines(), first.doThis.diff
     if fixed is not None:
-        assert chip_passed(*fixed)
+        family, parameters = fixed
+        assert chip_ran_right(family, **parameters)
     if name.startswith("e2002"):  # the grid follows the block
         assert any(line.startswith("+grid=") for line in (first.doThis.diff or "").splitlines())

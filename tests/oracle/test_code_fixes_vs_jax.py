@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from app.answers.catalog import Catalog
 from app.answers.links import Links
 from app.answers.match import MatchService
 from app.schemas.match import MatchRequest
-from tests.conftest import Backend
 
 pytestmark = pytest.mark.oracle
 
@@ -80,12 +78,6 @@ jax.jit(kernel).trace(x).lower(lowering_platforms=("cuda",))
 """,
 }
 LINKS = Links("https://errata.example")
-
-
-@pytest.fixture(scope="module")
-def catalog(backend: Backend) -> Iterator[Catalog]:
-    with backend.curated_catalog(()) as catalog:
-        yield catalog
 
 
 def run(script: str, folder: Path) -> subprocess.CompletedProcess[str]:

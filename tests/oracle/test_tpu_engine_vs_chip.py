@@ -29,10 +29,10 @@ from app.matching.tpu_values import (
 )
 
 from .tpu_fix_cases import fix_cases
-from .tpu_verdicts import RecordedVerdict, recorded_verdicts
+from .tpu_verdicts import RecordedVerdict, every_recorded
 
-RECORDED = tuple(v for v in recorded_verdicts() if not v.run.source.endswith("-fixes.jsonl"))
-FIXES_RUN = tuple(v for v in recorded_verdicts() if v.run.source.endswith("-fixes.jsonl"))
+RECORDED = tuple(v for v in every_recorded() if not v.run.source.endswith("-fixes.jsonl"))
+FIXES_RUN = tuple(v for v in every_recorded() if v.run.source.endswith("-fixes.jsonl"))
 KERNEL_AT = re.compile(r"in pallas_call (kernel at \S+) has")
 SCOPED = re.compile(r"Scoped allocation with size (\S+) and limit (\S+) exceeded")
 

@@ -18,20 +18,17 @@ from typing import Any
 from app.engines.tpu import VmemBlock, block_fixes, vmem_budget
 from app.engines.tpu.vmem import SHRINK_TOGETHER
 
-from .tpu_verdicts import VERDICTS, RecordedVerdict, recorded_verdicts
+from .tpu_verdicts import VERDICTS, RecordedVerdict, recorded_verdicts, tool
 
 FIX_CASES = VERDICTS / "fixes.json"
 BLOCK_FIXES_HELD = 3  # the fixes an answer shows
 
 
 def case(family: str, **parameters: Any) -> dict[str, Any]:
-    """A case as tools/tpu_verdicts.py writes one, its id from its parameters."""
-    shown = "-".join(
-        f"{k}={'x'.join(map(str, v)) if isinstance(v, list | tuple) else v}"
-        for k, v in parameters.items()
-    )
-    listed = {k: list(v) if isinstance(v, tuple) else v for k, v in parameters.items()}
-    return {"id": f"{family}-{shown}", "family": family, **listed}
+    """A case as tools/tpu_verdicts.py writes one, its id made by the script itself."""
+    shapes = {k: tuple(v) if isinstance(v, list) else v for k, v in parameters.items()}
+    made: dict[str, Any] = tool("tpu_verdicts").case(family, **shapes)
+    return made
 
 
 def fix_cases(recorded: Iterable[RecordedVerdict]) -> list[dict[str, Any]]:

@@ -6,11 +6,14 @@ Files are JSON Lines as ``data/tpu-verdicts/README.md`` describes them, alone or
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import tarfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .capture_tracebacks import REPO_ROOT
@@ -72,6 +75,41 @@ def recorded_verdicts(folder: Path = VERDICTS, mode: str = "tpu") -> Iterator[Re
             for verdict in read_verdicts(lines, name):
                 if verdict.run.mode == mode:
                     yield verdict
+
+
+@cache
+def every_recorded() -> tuple[RecordedVerdict, ...]:
+    """The committed verdicts of real chips, read once for all the tests that ask."""
+    return tuple(recorded_verdicts())
+
+
+def chip_ran_right(family: str, **parameters: Any) -> bool:
+    """Whether the chip compiled and ran right every recorded case of ``family`` with these
+    parameters (the others unset; a matmul of either shape); there must be one."""
+    cases = [
+        v for v in every_recorded() if v.family == family and same_case(v.parameters, parameters)
+    ]
+    assert cases, (family, parameters)
+    return all(case.passed for case in cases)
+
+
+def same_case(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """``recorded`` has ``wanted``'s parameters, and no other set but a matmul's shapes."""
+    unset = recorded.keys() - wanted.keys() - {"lhsShape", "rhsShape"}
+    return all(recorded.get(k) == v for k, v in wanted.items()) and all(
+        recorded[k] is None for k in unset
+    )
+
+
+@cache
+def tool(name: str) -> ModuleType:
+    """A script of ``tools/`` as a module: it runs on a TPU machine without the project, so
+    it is no package of it."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _files(path: Path) -> Iterator[tuple[str, list[str]]]:
